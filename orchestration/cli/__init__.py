@@ -1,0 +1,20 @@
+"""`hreg`: the command line of handelsregister-orchestration."""
+
+from __future__ import annotations
+
+import logging
+
+import click
+
+
+@click.group()
+@click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
+def main(verbose: bool) -> None:
+    """Research companies in the German commercial register: a Dagster code location on PostgreSQL."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+# Each command group lives in its own module and is registered here.
+from orchestration.cli import db as _db  # noqa: E402
+
+main.add_command(_db.db)

@@ -1,0 +1,40 @@
+"""`hreg db`: the database."""
+
+from __future__ import annotations
+
+import click
+
+from orchestration.db import embedded
+from orchestration.db.engine import app_url, create_app_engine, ensure_database
+from orchestration.db.migrate import current_revision, upgrade
+from orchestration.settings import get_settings
+
+
+@click.group()
+def db() -> None:
+    """The application database (embedded PostgreSQL unless HREG_DATABASE_URL is set)."""
+
+
+@db.command("upgrade")
+def upgrade_command() -> None:
+    """Create the database when needed and migrate it to the newest schema."""
+    url = app_url()
+    ensure_database(url)
+    engine = create_app_engine(url)
+    upgrade(engine)
+    click.echo(f"schema at revision {current_revision(engine)} on {url.render_as_string(hide_password=True)}")
+
+
+@db.command("url")
+def url_command() -> None:
+    """Print the application database URL (starting the embedded server when needed)."""
+    click.echo(app_url().render_as_string(hide_password=False))
+
+
+@db.command("stop")
+def stop_command() -> None:
+    """Stop the embedded PostgreSQL server of this data dir."""
+    settings = get_settings()
+    if settings.database_url:
+        raise click.ClickException("HREG_DATABASE_URL is set: the server is external, not ours to stop.")
+    click.echo("stopped" if embedded.stop(settings.pgdata_dir) else "not running")

@@ -1,0 +1,67 @@
+"""Database URLs and engines: the application database and Dagster's own, on one server."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine, URL, make_url
+
+from orchestration.db import embedded
+from orchestration.settings import Settings, get_settings
+
+
+def _psycopg2(url: str | URL) -> URL:
+    # SQLAlchemy 2.1 sends a plain postgresql:// URL to psycopg 3, which dagster-postgres cannot use.
+    url = make_url(url)
+    if url.drivername in ("postgresql", "postgres", "postgresql+psycopg"):
+        url = url.set(drivername="postgresql+psycopg2")
+    return url
+
+
+def app_url(settings: Settings | None = None) -> URL:
+    """URL of the application database, starting the embedded server when no URL is set."""
+    settings = settings or get_settings()
+    if settings.database_url:
+        return _psycopg2(settings.database_url)
+    return _psycopg2(embedded.server_url(settings.pgdata_dir, embedded.APP_DATABASE))
+
+
+def dagster_url(settings: Settings | None = None) -> URL:
+    """URL of Dagster's storage: a separate database beside the application's."""
+    url = app_url(settings)
+    name = embedded.DAGSTER_DATABASE if not (settings or get_settings()).database_url else f"{url.database}_dagster"
+    return url.set(database=name)
+
+
+def ensure_database(url: URL) -> None:
+    """Create the database of ``url`` when it does not exist yet."""
+    admin = sa.create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            exists = conn.execute(sa.text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": url.database}).scalar()
+            if not exists:
+                conn.execute(sa.text(f'CREATE DATABASE "{url.database}"'))
+    finally:
+        admin.dispose()
+
+
+def create_app_engine(url: URL | str | None = None, **kwargs) -> Engine:
+    url = _psycopg2(url) if url is not None else app_url()
+    settings = get_settings()
+    engine = sa.create_engine(url, pool_pre_ping=True, **kwargs)
+    if settings.worker_role:
+        role = settings.worker_role
+
+        @sa.event.listens_for(engine, "connect")
+        def _set_role(dbapi_conn, _record):  # noqa: ANN001 - DBAPI hook
+            with dbapi_conn.cursor() as cur:
+                cur.execute(f'SET ROLE "{role}"')
+
+    return engine
+
+
+@lru_cache(maxsize=1)
+def get_engine() -> Engine:
+    """The process-wide engine of the application database."""
+    return create_app_engine()

@@ -1,0 +1,66 @@
+"""Schema migrations (Alembic) whose content lives in plain SQL files under ``db/sql``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic import command, op
+from alembic.config import Config
+from sqlalchemy.engine import Engine
+
+from orchestration.settings import Settings, get_settings
+
+SQL_DIR = Path(__file__).parent / "sql"
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+# Serialises concurrent `upgrade` calls (webserver, daemon and CLI starting together).
+_MIGRATION_LOCK_KEY = 0x68726567  # "hreg"
+
+
+def run_sql_file(name: str) -> None:
+    """Execute one SQL file inside the running migration."""
+    # Straight to the driver without parameters, so that '%' in PL/pgSQL is not a placeholder.
+    with op.get_bind().connection.dbapi_connection.cursor() as cursor:
+        cursor.execute((SQL_DIR / name).read_text())
+
+
+def _alembic_config(connection: sa.Connection) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["connection"] = connection
+    return config
+
+
+def upgrade(engine: Engine, settings: Settings | None = None) -> None:
+    """Bring the schema to the newest revision and sync job settings; harmless when current."""
+    settings = settings or get_settings()
+    with engine.begin() as connection:
+        connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK_KEY})
+        command.upgrade(_alembic_config(connection), "head")
+        sync_job_types(connection, settings)
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as connection:
+        exists = connection.execute(sa.text("SELECT to_regclass('public.alembic_version')")).scalar()
+        if not exists:
+            return None
+        return connection.execute(sa.text("SELECT version_num FROM public.alembic_version")).scalar()
+
+
+def sync_job_types(connection: sa.Connection, settings: Settings) -> None:
+    """Write what the code decides into processing.job_types: parser version and batch sizes."""
+    from orchestration.xjustiz.version import PARSER_VERSION
+
+    connection.execute(
+        sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
+        {"v": PARSER_VERSION},
+    )
+    for job_type, size in settings.batch_sizes.items():
+        updated = connection.execute(
+            sa.text("UPDATE processing.job_types SET batch_size = :size WHERE type = :type"),
+            {"size": size, "type": job_type},
+        ).rowcount
+        if not updated:
+            raise ValueError(f"HREG_BATCH_SIZES names an unknown job type {job_type!r}: {json.dumps(settings.batch_sizes)}")

@@ -1,0 +1,85 @@
+"""All configuration in one place: environment variables with the ``HREG_`` prefix."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+LIVE_REGISTER_URL = "https://www.handelsregister.de"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HREG_", extra="ignore")
+
+    database_url: str = Field(
+        "",
+        description="SQLAlchemy URL of the application database; empty starts the embedded server.",
+    )
+    data_dir: Path = Field(
+        Path(".hreg"),
+        description="Embedded PostgreSQL, Dagster's home and stored documents live here.",
+    )
+    register_kind: Literal["sample", "live"] = Field(
+        "sample", validation_alias="HREG_REGISTER", description="Which register to talk to: sample or live."
+    )
+    register_url: str = Field("", description="Overrides the register's base URL.")
+    sample_register_port: int = Field(8765, description="Port of the sample register started by `hreg dev`.")
+    rate_limit_per_hour: int = Field(
+        0,
+        description="Register retrievals allowed per hour across all processes; 0 means the "
+        "default for the register (60 live, 36000 sample).",
+    )
+    discovery_max_results: int = Field(10, description="Results a search discovers at most.")
+    batch_sizes: dict[str, int] = Field(
+        default_factory=dict,
+        description='Per job type batch sizes, JSON such as {"xml_parsing": 500}; written to '
+        "processing.job_types by `hreg db upgrade`, which the sensors read.",
+    )
+    sensor_max_runs_per_tick: int = Field(4, description="Runs one sensor tick may request at most.")
+    webserver_port: int = Field(3000, description="Port of the Dagster webserver started by `hreg dev`.")
+    worker_role: str = Field(
+        "",
+        description="When set, Dagster runs `SET ROLE` to this role so they hold only the worker's privileges.",
+    )
+    llm_base_url: str = Field("", description="OpenAI-compatible endpoint for shareholder extraction; empty: rules only.")
+    llm_model: str = Field("gpt-4o-mini", description="Model name sent to the LLM endpoint.")
+    llm_api_key: str = Field("", description="API key of the LLM endpoint.")
+
+    @property
+    def resolved_data_dir(self) -> Path:
+        return self.data_dir.expanduser().resolve()
+
+    @property
+    def pgdata_dir(self) -> Path:
+        return self.resolved_data_dir / "postgres"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.resolved_data_dir / "dagster_home"
+
+    @property
+    def documents_dir(self) -> Path:
+        return self.resolved_data_dir / "documents"
+
+    @property
+    def register_base_url(self) -> str:
+        if self.register_url:
+            return self.register_url.rstrip("/")
+        if self.register_kind == "live":
+            return LIVE_REGISTER_URL
+        return f"http://127.0.0.1:{self.sample_register_port}"
+
+    @property
+    def effective_rate_limit_per_hour(self) -> int:
+        if self.rate_limit_per_hour > 0:
+            return self.rate_limit_per_hour
+        return 60 if self.register_kind == "live" else 36000
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
