@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what the project needs on a fresh machine with Python 3.11 and pip: a virtualenv with
+# the project, and (on Debian, as root or with sudo) Tesseract for OCR and Chromium for UI tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[test]'
+
+want_system_packages=${HREG_SYSTEM_PACKAGES:-tesseract-ocr tesseract-ocr-deu tesseract-ocr-osd chromium}
+missing=""
+for pkg in $want_system_packages; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing="$missing $pkg"
+done
+if [ -n "$missing" ] && command -v apt-get >/dev/null; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo -n"
+    echo "installing system packages:$missing"
+    if ! ($SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing) >/tmp/hreg-apt.log 2>&1; then
+        echo "warning: could not install$missing (see /tmp/hreg-apt.log); OCR jobs will fail with dependency_unavailable" >&2
+    fi
+fi

@@ -1,0 +1,81 @@
+"""Shared fixtures: a real PostgreSQL (embedded, or HREG_TEST_DATABASE_URL) with a fresh,
+migrated database per test, cloned from a template that is migrated once per session."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+from orchestration.db import embedded
+from orchestration.db.engine import create_app_engine, ensure_database
+from orchestration.db.migrate import upgrade
+from orchestration.settings import Settings
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SAMPLES_DIR = REPO_ROOT.parent / "shared" / "samples"
+TEMPLATE_DB = "hreg_test_template"
+
+
+@pytest.fixture(scope="session")
+def samples_dir() -> Path:
+    return SAMPLES_DIR
+
+
+@pytest.fixture(scope="session")
+def test_data_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("hreg")
+
+
+@pytest.fixture(scope="session")
+def server_url(test_data_dir):
+    """URL of the server's maintenance database ``postgres``."""
+    external = os.environ.get("HREG_TEST_DATABASE_URL")
+    if external:
+        return make_url(external).set(drivername="postgresql+psycopg2", database="postgres")
+    # A short path keeps the Unix socket under the 107-byte limit.
+    pgdata = Path("/tmp") / f"hreg-test-pg-{os.getpid()}"
+    url = make_url(embedded.server_url(pgdata, "postgres"))
+    yield url
+    embedded.stop(pgdata)
+
+
+@pytest.fixture(scope="session")
+def template_url(server_url):
+    url = server_url.set(database=TEMPLATE_DB)
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}" WITH (FORCE)'))
+    admin.dispose()
+    ensure_database(url)
+    engine = create_app_engine(url)
+    upgrade(engine, Settings())
+    engine.dispose()
+    return url
+
+
+@pytest.fixture
+def db_url(server_url, template_url, monkeypatch, test_data_dir):
+    """A fresh migrated database for one test; HREG_DATABASE_URL points at it for subprocesses."""
+    name = f"hreg_test_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"'))
+    url = server_url.set(database=name)
+    monkeypatch.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
+    monkeypatch.setenv("HREG_DATA_DIR", str(test_data_dir))
+    yield url
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture
+def engine(db_url):
+    engine = create_app_engine(db_url)
+    yield engine
+    engine.dispose()
