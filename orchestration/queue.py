@@ -1,0 +1,300 @@
+"""The job queue: every operation on processing.processing_jobs as a named query.
+
+Workers call these functions and know no SQL. Retries, final failures and the step history are
+the database's business (see db/sql/0001_functions.sql): a worker only claims, extends its
+lease, and reports each job completed or failed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Iterable, Sequence
+
+import sqlalchemy as sa
+
+from orchestration.failures import FailureClass, JobError
+
+# A queued job is due when its backoff has passed and no earlier stage of the same entity is
+# unfinished or failed without a later success (seeds/003: a failing step stops later steps of
+# that load, and they wait until it succeeds).
+_DUE = """
+    j.type = :job_type
+    AND j.status = 'queued'
+    AND j.next_attempt_at <= now()
+    AND NOT (j.entity_id IS NOT NULL AND EXISTS (
+        SELECT 1
+          FROM processing.processing_jobs e
+          JOIN processing.job_types et ON et.type = e.type
+         WHERE e.entity_id = j.entity_id
+           AND et.stage < (SELECT stage FROM processing.job_types WHERE type = :job_type)
+           AND (e.status IN ('queued', 'running')
+                OR (e.status = 'failed' AND NOT EXISTS (
+                        SELECT 1 FROM processing.processing_jobs s
+                         WHERE s.entity_id = e.entity_id AND s.type = e.type
+                           AND s.status = 'completed' AND s.created_at > e.created_at)))))
+"""
+
+CLAIM = sa.text(f"""
+    WITH due AS (
+        SELECT j.id
+          FROM processing.processing_jobs j
+         WHERE {_DUE}
+         ORDER BY j.next_attempt_at
+         LIMIT :limit
+           FOR UPDATE OF j SKIP LOCKED
+    )
+    UPDATE processing.processing_jobs j
+       SET status = 'running',
+           worker_id = :worker_id,
+           started_at = now(),
+           completed_at = NULL,
+           lease_until = now() + make_interval(secs => :lease_seconds),
+           updated_at = now()
+      FROM due
+     WHERE j.id = due.id
+    RETURNING j.id, j.type, j.search_id, j.entity_id, j.raw_document_id, j.parser_version, j.data,
+              j.retry_count, j.max_retries, j.trigger, j.previous_job_id, j.lease_until
+""")
+
+COUNT_DUE = sa.text(f"SELECT count(*) FROM processing.processing_jobs j WHERE {_DUE}")
+
+EXTEND_LEASES = sa.text("""
+    UPDATE processing.processing_jobs
+       SET lease_until = now() + make_interval(secs => :lease_seconds), updated_at = now()
+     WHERE id = ANY(CAST(:ids AS uuid[])) AND status = 'running' AND worker_id = :worker_id
+""")
+
+COMPLETE = sa.text("""
+    UPDATE processing.processing_jobs j
+       SET status = 'completed', result = r.result, completed_at = now(), lease_until = NULL,
+           updated_at = now()
+      FROM unnest(CAST(:ids AS uuid[]), CAST(:results AS jsonb[])) AS r(id, result)
+     WHERE j.id = r.id AND j.status = 'running' AND j.worker_id = :worker_id
+    RETURNING j.id
+""")
+
+FAIL = sa.text("""
+    UPDATE processing.processing_jobs j
+       SET status = 'failed', failure_class = r.failure_class, result = r.result, completed_at = now(),
+           lease_until = NULL, updated_at = now()
+      FROM unnest(CAST(:ids AS uuid[]), CAST(:failure_classes AS text[]), CAST(:results AS jsonb[]))
+           AS r(id, failure_class, result)
+     WHERE j.id = r.id AND j.status = 'running' AND j.worker_id = :worker_id
+    RETURNING j.id
+""")
+
+# The re-check of status and lease in the outer WHERE runs on the locked, current row: a job
+# that completed while the reaper looked at it is left alone.
+REAP_EXPIRED = sa.text("""
+    WITH expired AS (
+        SELECT id FROM processing.processing_jobs
+         WHERE status = 'running' AND lease_until < now()
+         ORDER BY lease_until
+         LIMIT :limit
+           FOR UPDATE SKIP LOCKED
+    )
+    UPDATE processing.processing_jobs j
+       SET status = 'failed',
+           failure_class = 'lease_expired',
+           completed_at = now(),
+           updated_at = now(),
+           result = jsonb_build_object('error', jsonb_build_object(
+               'type', 'lease_expired',
+               'message', format('lease expired at %s while held by %s; the worker crashed or was cancelled',
+                                 j.lease_until, coalesce(j.worker_id, 'nobody')),
+               'source', 'lease_reaper',
+               'code', NULL))
+      FROM expired
+     WHERE j.id = expired.id AND j.status = 'running' AND j.lease_until < now()
+    RETURNING j.id
+""")
+
+JOB_TYPES = sa.text("""
+    SELECT type, stage, max_retries, backoff_base_s, backoff_cap_s, lease_seconds, batch_size, current_version
+      FROM processing.job_types ORDER BY stage
+""")
+
+ENQUEUE = sa.text("""
+    INSERT INTO processing.processing_jobs
+        (type, entity_id, search_id, raw_document_id, parser_version, data, trigger, requested_by,
+         reason, previous_job_id)
+    VALUES (:type, :entity_id, :search_id, :raw_document_id, :parser_version, CAST(:data AS jsonb),
+            :trigger, :requested_by, :reason, :previous_job_id)
+    ON CONFLICT (work_key) WHERE status IN ('queued', 'running') DO NOTHING
+    RETURNING id
+""")
+
+QUEUE_STATUS = sa.text("""
+    SELECT type, status, count(*) AS jobs, extract(epoch FROM now() - min(created_at)) AS oldest_age_s
+      FROM processing.processing_jobs
+     GROUP BY type, status
+     ORDER BY type, status
+""")
+
+FAILURES_BY_CLASS = sa.text("""
+    SELECT type, coalesce(failure_class, 'unclassified') AS failure_class, count(*) AS jobs
+      FROM processing.processing_jobs
+     WHERE status = 'failed'
+     GROUP BY 1, 2
+     ORDER BY 1, 2
+""")
+
+
+@dataclass(frozen=True)
+class JobType:
+    type: str
+    stage: int
+    max_retries: int
+    backoff_base_s: float
+    backoff_cap_s: float
+    lease_seconds: int
+    batch_size: int
+    current_version: str | None
+
+
+@dataclass(frozen=True)
+class ClaimedJob:
+    id: str
+    type: str
+    search_id: str | None
+    entity_id: str | None
+    raw_document_id: str | None
+    parser_version: str | None
+    data: dict[str, Any]
+    retry_count: int
+    max_retries: int
+    trigger: str
+    previous_job_id: str | None
+    lease_until: datetime
+
+    @property
+    def attempt(self) -> int:
+        return self.retry_count + 1
+
+
+def job_types(conn: sa.Connection) -> dict[str, JobType]:
+    return {row.type: JobType(**row._mapping) for row in conn.execute(JOB_TYPES)}
+
+
+def claim(conn: sa.Connection, job_type: str, limit: int, worker_id: str, lease_seconds: int) -> list[ClaimedJob]:
+    """Claim up to ``limit`` due jobs of ``job_type`` in one statement."""
+    rows = conn.execute(
+        CLAIM,
+        {"job_type": job_type, "limit": limit, "worker_id": worker_id, "lease_seconds": lease_seconds},
+    )
+    return [
+        ClaimedJob(**{k: (str(v) if k.endswith("id") and v is not None else v) for k, v in row._mapping.items()})
+        for row in rows
+    ]
+
+
+def count_due(conn: sa.Connection, job_type: str) -> int:
+    return conn.execute(COUNT_DUE, {"job_type": job_type}).scalar_one()
+
+
+def extend_leases(conn: sa.Connection, job_ids: Sequence[str], worker_id: str, lease_seconds: int) -> int:
+    """Push the leases of jobs this worker still holds; returns how many it still holds."""
+    if not job_ids:
+        return 0
+    return conn.execute(
+        EXTEND_LEASES, {"ids": list(job_ids), "worker_id": worker_id, "lease_seconds": lease_seconds}
+    ).rowcount
+
+
+def complete(conn: sa.Connection, worker_id: str, results: Iterable[tuple[str, dict[str, Any]]]) -> set[str]:
+    """Mark jobs completed with their results; returns the ids this worker still held."""
+    pairs = list(results)
+    if not pairs:
+        return set()
+    rows = conn.execute(
+        COMPLETE,
+        {
+            "ids": [job_id for job_id, _ in pairs],
+            "results": [json.dumps(result, default=str) for _, result in pairs],
+            "worker_id": worker_id,
+        },
+    )
+    return {str(row.id) for row in rows}
+
+
+def fail(conn: sa.Connection, worker_id: str, failures: Iterable[tuple[str, JobError]]) -> set[str]:
+    """Mark jobs failed with their failure class and structured error; the database decides on retries."""
+    pairs = list(failures)
+    if not pairs:
+        return set()
+    rows = conn.execute(
+        FAIL,
+        {
+            "ids": [job_id for job_id, _ in pairs],
+            "failure_classes": [error.failure_class.value for _, error in pairs],
+            "results": [json.dumps({"error": error.to_error()}) for _, error in pairs],
+            "worker_id": worker_id,
+        },
+    )
+    return {str(row.id) for row in rows}
+
+
+def reap_expired(conn: sa.Connection, limit: int = 10_000) -> list[str]:
+    """Fail running jobs whose lease expired (failure class lease_expired); they are retried."""
+    return [str(row.id) for row in conn.execute(REAP_EXPIRED, {"limit": limit})]
+
+
+def enqueue(
+    conn: sa.Connection,
+    job_type: str,
+    *,
+    entity_id: str | None = None,
+    search_id: str | None = None,
+    raw_document_id: str | None = None,
+    parser_version: str | None = None,
+    data: dict[str, Any] | None = None,
+    trigger: str = "automatic",
+    requested_by: str | None = None,
+    reason: str | None = None,
+    previous_job_id: str | None = None,
+) -> str | None:
+    """Queue a job; returns its id, or None when the same work is already queued or running."""
+    row = conn.execute(
+        ENQUEUE,
+        {
+            "type": job_type,
+            "entity_id": entity_id,
+            "search_id": search_id,
+            "raw_document_id": raw_document_id,
+            "parser_version": parser_version,
+            "data": json.dumps(data or {}),
+            "trigger": trigger,
+            "requested_by": requested_by,
+            "reason": reason,
+            "previous_job_id": previous_job_id,
+        },
+    ).first()
+    return str(row.id) if row else None
+
+
+def queue_status(conn: sa.Connection) -> list[dict[str, Any]]:
+    return [dict(row._mapping) for row in conn.execute(QUEUE_STATUS)]
+
+
+def failures_by_class(conn: sa.Connection) -> list[dict[str, Any]]:
+    return [dict(row._mapping) for row in conn.execute(FAILURES_BY_CLASS)]
+
+
+__all__ = [
+    "ClaimedJob",
+    "FailureClass",
+    "JobError",
+    "JobType",
+    "claim",
+    "complete",
+    "count_due",
+    "enqueue",
+    "extend_leases",
+    "fail",
+    "failures_by_class",
+    "job_types",
+    "queue_status",
+    "reap_expired",
+]
