@@ -41,7 +41,7 @@ CLAIM = sa.text(f"""
         SELECT j.id
           FROM processing.processing_jobs j
          WHERE {_DUE}
-         ORDER BY j.next_attempt_at
+         ORDER BY j.next_attempt_at, j.id
          LIMIT :limit
            FOR UPDATE OF j SKIP LOCKED
     )
@@ -59,6 +59,20 @@ CLAIM = sa.text(f"""
 """)
 
 COUNT_DUE = sa.text(f"SELECT count(*) FROM processing.processing_jobs j WHERE {_DUE}")
+
+# The first job of each of the next ``runs`` batches, in claim order: a batch's identity for
+# idempotent run keys (the same head is the same batch, until a run claims it).
+BATCH_HEADS = sa.text(f"""
+    SELECT id, retry_count, next_attempt_at
+      FROM (SELECT j.id, j.retry_count, j.next_attempt_at,
+                   row_number() OVER (ORDER BY j.next_attempt_at, j.id) - 1 AS position
+              FROM processing.processing_jobs j
+             WHERE {_DUE}
+             ORDER BY j.next_attempt_at, j.id
+             LIMIT :batch_size * :runs) due
+     WHERE position % :batch_size = 0
+     ORDER BY position
+""")
 
 EXTEND_LEASES = sa.text("""
     UPDATE processing.processing_jobs
@@ -190,6 +204,23 @@ def claim(conn: sa.Connection, job_type: str, limit: int, worker_id: str, lease_
     ]
 
 
+@dataclass(frozen=True)
+class BatchHead:
+    job_id: str
+    retry_count: int
+    next_attempt_at: datetime
+
+    @property
+    def key(self) -> str:
+        return f"{self.job_id}:{self.retry_count}:{self.next_attempt_at.timestamp():.6f}"
+
+
+def batch_heads(conn: sa.Connection, job_type: str, batch_size: int, runs: int) -> list[BatchHead]:
+    """Heads of the next ``runs`` batches of due jobs."""
+    rows = conn.execute(BATCH_HEADS, {"job_type": job_type, "batch_size": batch_size, "runs": runs})
+    return [BatchHead(str(r.id), r.retry_count, r.next_attempt_at) for r in rows]
+
+
 def count_due(conn: sa.Connection, job_type: str) -> int:
     return conn.execute(COUNT_DUE, {"job_type": job_type}).scalar_one()
 
@@ -283,10 +314,12 @@ def failures_by_class(conn: sa.Connection) -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "BatchHead",
     "ClaimedJob",
     "FailureClass",
     "JobError",
     "JobType",
+    "batch_heads",
     "claim",
     "complete",
     "count_due",

@@ -40,6 +40,7 @@ class Settings(BaseSettings):
         "processing.job_types by `hreg db upgrade`, which the sensors read.",
     )
     sensor_max_runs_per_tick: int = Field(4, description="Runs one sensor tick may request at most.")
+    max_concurrent_runs: int = Field(4, description="Runs the Dagster run queue starts at once.")
     webserver_port: int = Field(3000, description="Port of the Dagster webserver started by `hreg dev`.")
     worker_role: str = Field(
         "",

@@ -18,3 +18,7 @@ def main(verbose: bool) -> None:
 from orchestration.cli import db as _db  # noqa: E402
 
 main.add_command(_db.db)
+
+from orchestration.cli import dev as _dev  # noqa: E402
+
+main.add_command(_dev.dev)

@@ -1,0 +1,66 @@
+"""Parsed XML: the canonical company records, one revision per change, from xml_parsing jobs."""
+
+from __future__ import annotations
+
+import dagster as dg
+import sqlalchemy as sa
+
+from assets.batch import BatchCheck, batch_metadata, retry_policy_for, run_checks, work_batch
+from orchestration.queue import JobType
+from orchestration.stages.parsing import XmlParsingStage
+from orchestration.xjustiz import PARSER_VERSION
+from resources.database import DatabaseResource
+from resources.documents import DocumentStoreResource
+
+COMPANY_RECORDS = dg.AssetKey("company_records")
+
+COMPANY_RECORD_CHECKS: list[BatchCheck] = [
+    (
+        "register_numbers_well_formed",
+        "register numbers are digits only, the suffix apart, and the court code is an XJustiz code",
+        sa.text("""
+            SELECT count(*) FROM content.entities
+             WHERE id = ANY(CAST(:entity_ids AS uuid[]))
+               AND NOT (register_number ~ '^[1-9][0-9]{0,6}$' AND court_code ~ '^[A-Z][0-9]{4}$')
+        """),
+    ),
+    (
+        "records_have_name_and_register",
+        "every current record has a name and a complete register key",
+        sa.text("""
+            SELECT count(*) FROM (
+                SELECT DISTINCT ON (entity_id) record FROM content.entity_revisions
+                 WHERE entity_id = ANY(CAST(:entity_ids AS uuid[]))
+                 ORDER BY entity_id, id DESC) latest
+             WHERE coalesce(record ->> 'name', '') = ''
+                OR coalesce(record #>> '{register,court_code}', '') = ''
+                OR coalesce(record #>> '{register,number}', '') = ''
+        """),
+    ),
+]
+
+
+def build_company_records_asset(job_type: JobType) -> dg.AssetsDefinition:
+    @dg.asset(
+        key=COMPANY_RECORDS,
+        deps=[dg.AssetKey("raw_si_documents")],
+        code_version=PARSER_VERSION,
+        retry_policy=retry_policy_for(job_type),
+        group_name="register",
+        kinds={"postgres", "xml"},
+        description="Canonical company records parsed from the SI documents (content.entity_revisions); "
+        "each run works one batch of due xml_parsing jobs.",
+        check_specs=[dg.AssetCheckSpec(name, asset=COMPANY_RECORDS, description=d) for name, d, _ in COMPANY_RECORD_CHECKS],
+    )
+    def company_records(
+        context: dg.AssetExecutionContext, database: DatabaseResource, documents: DocumentStoreResource
+    ):
+        engine = database.get_engine()
+        report = work_batch(context, engine, XmlParsingStage(documents.get_store()))
+        yield dg.MaterializeResult(
+            asset_key=COMPANY_RECORDS,
+            metadata=batch_metadata(report, {"parser_version": PARSER_VERSION}),
+        )
+        yield from run_checks(engine, COMPANY_RECORD_CHECKS, report, COMPANY_RECORDS)
+
+    return company_records

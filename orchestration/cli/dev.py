@@ -1,0 +1,50 @@
+"""`hreg dev`: the main job, everything on one machine, until Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import click
+
+from orchestration import devstack
+from orchestration.db import embedded
+from orchestration.settings import get_settings
+
+
+@click.command()
+@click.option("--no-webserver", is_flag=True, help="Run only the daemon (sensors and runs), no UI.")
+def dev(no_webserver: bool) -> None:
+    """Start PostgreSQL (embedded unless HREG_DATABASE_URL), migrate, and run the sample register
+    (when HREG_REGISTER=sample), the Dagster daemon and the webserver; Ctrl-C stops everything."""
+    settings = get_settings()
+    click.echo(f"data dir: {settings.resolved_data_dir}")
+    stack = devstack.prepare(settings)
+    click.echo(f"database: {stack.app_url.render_as_string(hide_password=True)} (migrated)")
+    click.echo(f"dagster storage: {stack.dagster_url.database}, DAGSTER_HOME={stack.dagster_home}")
+
+    def _stop(*_args) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        if settings.register_kind == "sample":
+            click.echo(f"sample register: {devstack.start_sample_register(stack)}")
+        else:
+            click.echo(f"register: live portal at {settings.register_base_url}")
+        devstack.start_dagster(stack, webserver=not no_webserver)
+        if not no_webserver:
+            click.echo(f"Dagster UI: {stack.webserver_url}")
+        click.echo('ready: try `hreg search "Bäckerei"` in another shell; Ctrl-C stops')
+        while True:
+            for name, process in stack.processes.items():
+                if process.poll() is not None:
+                    raise click.ClickException(f"{name} exited with {process.returncode}")
+            time.sleep(1)
+    except KeyboardInterrupt:
+        click.echo("stopping…")
+    finally:
+        devstack.stop(stack)
+        if not settings.database_url:
+            embedded.stop(settings.pgdata_dir)
+        click.echo("stopped")

@@ -1,0 +1,43 @@
+"""Dagster's instance configuration: its storage in its own database on our PostgreSQL server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from sqlalchemy.engine import URL
+
+from orchestration.settings import Settings
+
+
+def instance_config(dagster_url: URL, settings: Settings) -> dict:
+    return {
+        "storage": {"postgres": {"postgres_url": dagster_url.render_as_string(hide_password=False)}},
+        "run_coordinator": {
+            "module": "dagster._core.run_coordinator",
+            "class": "QueuedRunCoordinator",
+            "config": {
+                "max_concurrent_runs": settings.max_concurrent_runs,
+                # The default of 5 s adds seconds to every run start.
+                "dequeue_interval_seconds": 1,
+            },
+        },
+        # Marks runs whose process died as failed; their jobs go back through the lease reaper.
+        "run_monitoring": {
+            "enabled": True,
+            "start_timeout_seconds": 180,
+            "poll_interval_seconds": 15,
+            "max_resume_run_attempts": 0,
+        },
+        "sensors": {"use_threads": True, "num_workers": 4},
+        "schedules": {"use_threads": True, "num_workers": 2},
+        "telemetry": {"enabled": False},
+    }
+
+
+def write_instance_config(dagster_home: Path, dagster_url: URL, settings: Settings) -> Path:
+    """Write ``dagster.yaml`` into ``dagster_home``; returns its path."""
+    dagster_home.mkdir(parents=True, exist_ok=True)
+    path = dagster_home / "dagster.yaml"
+    path.write_text(yaml.safe_dump(instance_config(dagster_url, settings), sort_keys=False))
+    return path

@@ -1,0 +1,69 @@
+"""The Dagster code location: assets, jobs, sensors and resources of handelsregister-orchestration.
+
+Retry policies mirror processing.job_types, so the job types are read from the database when
+the code location loads.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from assets.company_records import build_company_records_asset
+from orchestration import queue
+from orchestration.db.engine import get_engine
+from resources.database import DatabaseResource
+from resources.documents import DocumentStoreResource
+from sensors.jobs import build_job_sensor, lease_reaper_sensor
+
+# How often each job type's sensor polls: discovery is what a user waits for.
+SENSOR_INTERVAL_SECONDS = {
+    "basic_discovery": 5,
+    "xml_parsing": 5,
+    "shareholder_download": 10,
+    "shareholder_parsing": 10,
+}
+
+
+def load_job_types() -> dict[str, queue.JobType]:
+    try:
+        with get_engine().connect() as conn:
+            return queue.job_types(conn)
+    except Exception as exc:  # noqa: BLE001 - the message must say what to do
+        raise RuntimeError(
+            f"cannot read processing.job_types ({type(exc).__name__}: {exc}); "
+            "run `hreg db upgrade` (or `hreg dev`) first"
+        ) from exc
+
+
+def asset_job(job_type: str, asset: dg.AssetsDefinition) -> dg.UnresolvedAssetJobDefinition:
+    return dg.define_asset_job(
+        name=f"{job_type}_job",
+        selection=dg.AssetSelection.assets(asset),
+        # One process per run, no step subprocess: a run costs half the CPU.
+        executor_def=dg.in_process_executor,
+        tags={"hreg/job_type": job_type},
+        description=f"Works one batch of due {job_type} jobs.",
+    )
+
+
+def build_definitions() -> dg.Definitions:
+    job_types = load_job_types()
+    assets_by_type = {
+        "xml_parsing": build_company_records_asset(job_types["xml_parsing"]),
+    }
+    jobs = {job_type: asset_job(job_type, asset) for job_type, asset in assets_by_type.items()}
+    sensors = [
+        build_job_sensor(job_type, job, SENSOR_INTERVAL_SECONDS[job_type]) for job_type, job in jobs.items()
+    ]
+    return dg.Definitions(
+        assets=list(assets_by_type.values()),
+        jobs=list(jobs.values()),
+        sensors=[*sensors, lease_reaper_sensor],
+        resources={
+            "database": DatabaseResource(),
+            "documents": DocumentStoreResource(),
+        },
+    )
+
+
+defs = build_definitions()

@@ -1,0 +1,137 @@
+"""The local stack: database, migrations, Dagster instance, sample register, webserver and daemon.
+
+`hreg dev` runs it in the foreground; the end-to-end tests and the pipeline benchmark start the
+same processes through this module.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from sqlalchemy.engine import URL
+
+from orchestration.dagster_instance import write_instance_config
+from orchestration.db.engine import app_url, create_app_engine, dagster_url, ensure_database
+from orchestration.db.migrate import upgrade
+from orchestration.settings import Settings
+
+log = logging.getLogger(__name__)
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+WORKSPACE = PROJECT_ROOT / "workspace.yaml"
+BIN = Path(sys.executable).parent
+
+
+@dataclass
+class Stack:
+    settings: Settings
+    app_url: URL
+    dagster_url: URL
+    dagster_home: Path
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """Environment of every child: one database URL, so no child starts a server of its own."""
+        env = dict(os.environ)
+        env["HREG_DATABASE_URL"] = self.app_url.render_as_string(hide_password=False)
+        env["HREG_DATA_DIR"] = str(self.settings.resolved_data_dir)
+        env["DAGSTER_HOME"] = str(self.dagster_home)
+        return env
+
+    @property
+    def webserver_url(self) -> str:
+        return f"http://127.0.0.1:{self.settings.webserver_port}"
+
+
+def prepare(settings: Settings) -> Stack:
+    """Start the embedded server when no URL is set, migrate, and write Dagster's instance config."""
+    url = app_url(settings)
+    ensure_database(url)
+    engine = create_app_engine(url)
+    try:
+        upgrade(engine, settings)
+    finally:
+        engine.dispose()
+    storage_url = dagster_url(settings)
+    ensure_database(storage_url)
+    write_instance_config(settings.dagster_home, storage_url, settings)
+    return Stack(settings=settings, app_url=url, dagster_url=storage_url, dagster_home=settings.dagster_home)
+
+
+def _spawn(stack: Stack, name: str, argv: list[str], log_dir: Path | None) -> None:
+    stdout = None
+    if log_dir is not None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        stdout = open(log_dir / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
+    stack.processes[name] = subprocess.Popen(
+        argv,
+        cwd=PROJECT_ROOT,
+        env=stack.env,
+        stdout=stdout,
+        stderr=subprocess.STDOUT if stdout else None,
+        start_new_session=True,  # Ctrl-C reaches us once; we stop the children in order
+    )
+
+
+def start_sample_register(stack: Stack, log_dir: Path | None = None) -> str:
+    port = stack.settings.sample_register_port
+    _spawn(stack, "sample-register", [str(BIN / "hreg"), "sample-register", "--port", str(port)], log_dir)
+    base_url = f"http://127.0.0.1:{port}"
+    wait_for_http(base_url + "/", stack.processes["sample-register"], timeout_s=60)
+    return base_url
+
+
+def start_dagster(stack: Stack, *, webserver: bool = True, daemon: bool = True, log_dir: Path | None = None) -> None:
+    if daemon:
+        _spawn(stack, "dagster-daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(WORKSPACE)], log_dir)
+    if webserver:
+        _spawn(
+            stack,
+            "dagster-webserver",
+            [
+                str(BIN / "dagster-webserver"),
+                "-w", str(WORKSPACE),
+                "-h", "127.0.0.1",
+                "-p", str(stack.settings.webserver_port),
+            ],
+            log_dir,
+        )
+        wait_for_http(stack.webserver_url + "/server_info", stack.processes["dagster-webserver"], timeout_s=180)
+
+
+def wait_for_http(url: str, process: subprocess.Popen, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args[0]} exited with {process.returncode} before {url} answered")
+        try:
+            if httpx.get(url, timeout=2).status_code < 500:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"{url} did not answer within {timeout_s:.0f}s")
+
+
+def stop(stack: Stack, timeout_s: float = 20) -> None:
+    """Stop the children, newest first (webserver, daemon, then the sample register)."""
+    for name, process in reversed(list(stack.processes.items())):
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+    for name, process in reversed(list(stack.processes.items())):
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            log.warning("%s did not stop within %ss; killing it", name, timeout_s)
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    stack.processes.clear()

@@ -1,0 +1,116 @@
+"""Parsed company records stored as revisions: a new row only when a record's content changed.
+
+A revision is keyed by its source record key (the register key) and the hash of its content.
+The hash leaves out what says how and when the record was made (parser version, retrieval
+time), so a re-parse by a new parser version that yields the same data writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+# Provenance, not content: excluded from the content hash.
+_PROVENANCE_KEYS = ("parser_version", "source")
+
+
+def source_record_key(record: dict[str, Any]) -> str:
+    register = record["register"]
+    return f"{register['court_code']}/{register['type']}/{register['number']}{register.get('suffix') or ''}"
+
+
+def content_hash(record: dict[str, Any]) -> str:
+    content = {k: v for k, v in record.items() if k not in _PROVENANCE_KEYS}
+    canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ParsedRecord:
+    entity_id: str
+    job_id: str | None
+    raw_document_id: str | None
+    record: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return source_record_key(self.record)
+
+
+# One statement for a whole chunk: find each key's latest revision, insert where the content
+# differs, and bring the entity's summary columns up to date for the inserted ones.
+WRITE_REVISIONS = sa.text("""
+    WITH incoming AS (
+        SELECT *
+          FROM unnest(CAST(:entity_ids AS uuid[]), CAST(:keys AS text[]), CAST(:hashes AS text[]),
+                      CAST(:records AS jsonb[]), CAST(:raw_document_ids AS uuid[]), CAST(:job_ids AS uuid[]),
+                      CAST(:parser_versions AS text[]))
+               AS t(entity_id, source_record_key, content_hash, record, raw_document_id, job_id, parser_version)
+    ),
+    latest AS (
+        SELECT DISTINCT ON (r.source_record_key) r.source_record_key, r.content_hash
+          FROM content.entity_revisions r
+         WHERE r.source_record_key = ANY(CAST(:keys AS text[]))
+         ORDER BY r.source_record_key, r.id DESC
+    ),
+    inserted AS (
+        INSERT INTO content.entity_revisions
+            (entity_id, source_record_key, content_hash, record, parser_version, raw_document_id, job_id)
+        SELECT i.entity_id, i.source_record_key, i.content_hash, i.record, i.parser_version,
+               i.raw_document_id, i.job_id
+          FROM incoming i
+          LEFT JOIN latest l ON l.source_record_key = i.source_record_key
+         WHERE l.content_hash IS DISTINCT FROM i.content_hash
+        RETURNING entity_id, record
+    ),
+    summarised AS (
+        UPDATE content.entities e
+           SET name = ins.record ->> 'name',
+               legal_form = ins.record #>> '{legal_form,code}',
+               seat = ins.record ->> 'seat',
+               court_name = coalesce(ins.record #>> '{register,court_name}', e.court_name),
+               updated_at = now()
+          FROM inserted ins
+         WHERE e.id = ins.entity_id
+        RETURNING e.id
+    )
+    SELECT ins.entity_id FROM inserted ins
+""")
+
+
+def write_revisions(conn: sa.Connection, parsed: list[ParsedRecord]) -> set[str]:
+    """Store the records whose content changed; returns the entity ids that got a new revision."""
+    if not parsed:
+        return set()
+    rows = conn.execute(
+        WRITE_REVISIONS,
+        {
+            "entity_ids": [p.entity_id for p in parsed],
+            "keys": [p.key for p in parsed],
+            "hashes": [content_hash(p.record) for p in parsed],
+            "records": [json.dumps(p.record, ensure_ascii=False) for p in parsed],
+            "raw_document_ids": [p.raw_document_id for p in parsed],
+            "job_ids": [p.job_id for p in parsed],
+            "parser_versions": [p.record["parser_version"] for p in parsed],
+        },
+    )
+    return {str(row.entity_id) for row in rows}
+
+
+RECORD_AS_OF = sa.text("""
+    SELECT r.record, r.job_id, r.parser_version, r.created_at
+      FROM content.entity_revisions r
+     WHERE r.entity_id = :entity_id AND r.created_at <= :as_of
+     ORDER BY r.id DESC
+     LIMIT 1
+""")
+
+
+def record_as_of(conn: sa.Connection, entity_id: str, as_of) -> dict[str, Any] | None:
+    """What the company looked like at ``as_of``, and which job wrote that revision."""
+    row = conn.execute(RECORD_AS_OF, {"entity_id": entity_id, "as_of": as_of}).first()
+    return dict(row._mapping) if row else None

@@ -1,0 +1,1 @@
+"""The work of each job type, as stages the worker runs over claimed batches."""

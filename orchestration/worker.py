@@ -1,0 +1,216 @@
+"""Runs one batch of jobs of one type: claim, keep the leases alive, process, report each job.
+
+This is what a Dagster run does for its asset, and what the plain loop of the benchmarks does;
+it knows nothing of Dagster. A stage processes a chunk of claimed jobs inside one transaction
+and returns an outcome per job; the outcomes are reported in that same transaction, so the
+content a job wrote and its completion commit together. A job whose processing raised is rolled
+back to its savepoint and failed on its own: one bad job never fails the rest of the batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Iterator
+
+import httpx
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from orchestration import queue
+from orchestration.failures import FailureClass, JobError
+from orchestration.queue import ClaimedJob
+
+log = logging.getLogger(__name__)
+
+Outcome = dict[str, Any] | JobError
+
+
+class Stage(ABC):
+    """The work of one job type. Subclasses implement ``process_chunk``."""
+
+    job_type: ClassVar[str]
+    # Jobs processed and reported per transaction: large for cheap CPU work, 1 for slow I/O.
+    chunk_size: ClassVar[int] = 1
+
+    @abstractmethod
+    def process_chunk(self, conn: sa.Connection, jobs: list[ClaimedJob]) -> dict[str, Outcome]:
+        """Process ``jobs``; return each job's result dict or JobError, keyed by job id."""
+
+
+def each_job(
+    conn: sa.Connection, jobs: list[ClaimedJob], process: Callable[[ClaimedJob], dict[str, Any]]
+) -> dict[str, Outcome]:
+    """Run ``process`` per job under a savepoint, turning any exception into that job's JobError."""
+    outcomes: dict[str, Outcome] = {}
+    for job in jobs:
+        savepoint = conn.begin_nested()
+        try:
+            outcomes[job.id] = process(job)
+            savepoint.commit()
+        except Exception as exc:  # noqa: BLE001 - every error becomes the job's outcome
+            savepoint.rollback()
+            outcomes[job.id] = classify_exception(exc)
+    return outcomes
+
+
+def classify_exception(exc: BaseException) -> JobError:
+    """The failure class of an error that was not raised as a JobError."""
+    if isinstance(exc, JobError):
+        return exc
+    if isinstance(exc, (httpx.TimeoutException, TimeoutError)):
+        return JobError(FailureClass.TIMEOUT, f"timed out: {exc}", source=type(exc).__name__)
+    if isinstance(exc, (httpx.TransportError, sa.exc.OperationalError, ConnectionError)):
+        return JobError(FailureClass.DEPENDENCY_UNAVAILABLE, f"{type(exc).__name__}: {exc}", source=type(exc).__name__)
+    # A bug or an input our code does not handle: retrying the same code cannot help.
+    return JobError(FailureClass.PARSER_ERROR, f"unexpected {type(exc).__name__}: {exc}", source=type(exc).__name__)
+
+
+@dataclass
+class BatchReport:
+    """What one batch did, for the run's metadata and the benchmarks."""
+
+    job_type: str
+    worker_id: str
+    claimed: int = 0
+    completed: int = 0
+    failed: int = 0
+    lost: int = 0  # reported too late: the lease had expired and the reaper took the job
+    failures_by_class: Counter = field(default_factory=Counter)
+    failure_samples: list[dict[str, Any]] = field(default_factory=list)
+    # How many completed jobs reported each boolean flag as true (e.g. new_revision).
+    flags: Counter = field(default_factory=Counter)
+    entity_ids: list[str] = field(default_factory=list)
+    results: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    SAMPLE_LIMIT: ClassVar[int] = 20
+
+    def record(self, job: ClaimedJob, outcome: Outcome) -> None:
+        if job.entity_id:
+            self.entity_ids.append(job.entity_id)
+        if isinstance(outcome, JobError):
+            self.failed += 1
+            self.failures_by_class[outcome.failure_class.value] += 1
+            if len(self.failure_samples) < self.SAMPLE_LIMIT:
+                self.failure_samples.append({"job_id": job.id, "attempt": job.attempt, **outcome.to_error()})
+        else:
+            self.completed += 1
+            self.flags.update(key for key, value in outcome.items() if value is True)
+            if len(self.results) < self.SAMPLE_LIMIT:
+                self.results.append({"job_id": job.id, **outcome})
+
+
+class LeaseKeeper:
+    """Extends the leases of the jobs a worker holds, from a background thread, until stopped."""
+
+    def __init__(self, engine: Engine, worker_id: str, lease_seconds: int) -> None:
+        self._engine = engine
+        self._worker_id = worker_id
+        self._lease_seconds = lease_seconds
+        self._held: set[str] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"lease-keeper-{worker_id}", daemon=True)
+
+    def hold(self, job_ids: list[str]) -> None:
+        with self._lock:
+            self._held.update(job_ids)
+
+    def release(self, job_ids: list[str]) -> None:
+        with self._lock:
+            self._held.difference_update(job_ids)
+
+    def __enter__(self) -> "LeaseKeeper":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        # Extend well before expiry: a third of the lease leaves two chances to fail.
+        while not self._stop.wait(self._lease_seconds / 3):
+            with self._lock:
+                held = list(self._held)
+            if not held:
+                continue
+            try:
+                with self._engine.begin() as conn:
+                    queue.extend_leases(conn, held, self._worker_id, self._lease_seconds)
+            except sa.exc.SQLAlchemyError:
+                log.warning("could not extend leases of %d jobs; retrying", len(held), exc_info=True)
+
+
+class BatchAborted(Exception):
+    """The batch broke off after claiming: its unreported jobs are left to the lease reaper."""
+
+    def __init__(self, unreported: list[str], cause: BaseException) -> None:
+        super().__init__(
+            f"batch aborted by {type(cause).__name__}: {cause}; {len(unreported)} claimed jobs are left "
+            "to the lease reaper, which re-queues them as lease_expired"
+        )
+        self.unreported = unreported
+
+
+def chunks(jobs: list[ClaimedJob], size: int) -> Iterator[list[ClaimedJob]]:
+    for start in range(0, len(jobs), size):
+        yield jobs[start : start + size]
+
+
+def run_batch(
+    engine: Engine,
+    stage: Stage,
+    worker_id: str,
+    *,
+    limit: int | None = None,
+    lease_seconds: int | None = None,
+) -> BatchReport:
+    """Claim up to ``limit`` due jobs of the stage's type (default: its batch size), process and report them."""
+    started = time.monotonic()
+    with engine.begin() as conn:
+        job_type = queue.job_types(conn)[stage.job_type]
+        jobs = queue.claim(
+            conn,
+            stage.job_type,
+            limit or job_type.batch_size,
+            worker_id,
+            lease_seconds or job_type.lease_seconds,
+        )
+    report = BatchReport(job_type=stage.job_type, worker_id=worker_id, claimed=len(jobs))
+    if not jobs:
+        return report
+    unreported = [job.id for job in jobs]
+    with LeaseKeeper(engine, worker_id, lease_seconds or job_type.lease_seconds) as leases:
+        leases.hold(unreported)
+        for chunk in chunks(jobs, stage.chunk_size):
+            try:
+                report_chunk(engine, stage, worker_id, chunk, report)
+            except Exception as exc:
+                raise BatchAborted(unreported, exc) from exc
+            done = [job.id for job in chunk]
+            leases.release(done)
+            unreported = unreported[len(done) :]
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def report_chunk(engine: Engine, stage: Stage, worker_id: str, chunk: list[ClaimedJob], report: BatchReport) -> None:
+    with engine.begin() as conn:
+        outcomes = stage.process_chunk(conn, chunk)
+        reported = queue.complete(
+            conn, worker_id, [(job_id, o) for job_id, o in outcomes.items() if not isinstance(o, JobError)]
+        ) | queue.fail(conn, worker_id, [(job_id, o) for job_id, o in outcomes.items() if isinstance(o, JobError)])
+    for job in chunk:
+        if job.id in reported:
+            report.record(job, outcomes[job.id])
+        else:
+            # The lease expired and the reaper re-queued the job before we reported it. Its writes
+            # stand: they are keyed by source record and content, so the rerun repeats them harmlessly.
+            report.lost += 1
+            log.warning("job %s was reaped before it was reported", job.id)

@@ -1,0 +1,76 @@
+"""One sensor per job type: poll the due queued jobs and request runs over batches.
+
+A tick only reads the queue; the runs claim and work the jobs. The run key is the identity of a
+batch (the id, attempt and due time of its first job), so a duplicated tick, or a tick that
+comes before the last requested run has claimed its batch, requests nothing new. Runs in flight
+are counted, so that a deep queue never floods the daemon.
+"""
+
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+
+from orchestration import queue
+from orchestration.settings import get_settings
+from resources.database import DatabaseResource
+
+IN_FLIGHT = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+]
+JOB_TYPE_TAG = "hreg/job_type"
+BATCH_HEAD_TAG = "hreg/batch_head"
+
+
+def build_job_sensor(job_type: str, job: dg.UnresolvedAssetJobDefinition, interval_seconds: int) -> dg.SensorDefinition:
+    @dg.sensor(
+        name=f"{job_type}_sensor",
+        job=job,
+        minimum_interval_seconds=interval_seconds,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description=f"Requests runs of {job.name} over batches of due {job_type} jobs "
+        "(batch size from processing.job_types).",
+    )
+    def job_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource):
+        max_in_flight = get_settings().sensor_max_runs_per_tick
+        in_flight = context.instance.get_runs_count(dg.RunsFilter(job_name=job.name, statuses=IN_FLIGHT))
+        room = max_in_flight - in_flight
+        if room <= 0:
+            return dg.SkipReason(f"{in_flight} {job.name} runs in flight (limit {max_in_flight}); waiting for them")
+        with database.get_engine().connect() as conn:
+            batch_size = queue.job_types(conn)[job_type].batch_size
+            heads = queue.batch_heads(conn, job_type, batch_size, room)
+        if not heads:
+            return dg.SkipReason(f"no due {job_type} jobs")
+        run_keys = [f"{job_type}:{head.key}" for head in heads]
+        previous = json.loads(context.cursor) if context.cursor else {}
+        new_keys = [key for key in run_keys if key not in set(previous.get("run_keys", []))]
+        context.update_cursor(json.dumps({"run_keys": run_keys}))
+        if not new_keys:
+            return dg.SkipReason(f"the {len(run_keys)} due batches of {job_type} are already requested")
+        return [
+            dg.RunRequest(run_key=key, tags={JOB_TYPE_TAG: job_type, BATCH_HEAD_TAG: key.split(":")[1]})
+            for key in new_keys
+        ]
+
+    return job_sensor
+
+
+@dg.sensor(
+    name="lease_reaper_sensor",
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Fails running jobs whose lease expired (failure class lease_expired), so that the "
+    "database re-queues them: the jobs of a run that crashed or was cancelled.",
+)
+def lease_reaper_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource):
+    # A single UPDATE on the lease index; bookkeeping, not job work, so it runs in the tick.
+    with database.get_engine().begin() as conn:
+        reaped = queue.reap_expired(conn)
+    if reaped:
+        context.log.warning(f"reaped {len(reaped)} jobs with expired leases: {reaped[:20]}")
+    return dg.SkipReason(f"reaped {len(reaped)} expired leases")
