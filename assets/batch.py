@@ -61,7 +61,7 @@ def batch_metadata(report: BatchReport, extra: dict[str, Any] | None = None) -> 
         "failed": report.failed,
         "lost_to_reaper": report.lost,
         "failures_by_class": dg.MetadataValue.json(dict(report.failures_by_class)),
-        **{f"jobs_with_{flag}": count for flag, count in sorted(report.flags.items())},
+        **{f"total_{key}": value for key, value in sorted(report.totals.items())},
         "seconds": round(report.seconds, 3),
         "jobs_per_s": round(report.claimed / report.seconds, 1) if report.seconds else 0.0,
         "entities_touched": len(set(report.entity_ids)),

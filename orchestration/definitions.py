@@ -66,4 +66,7 @@ def build_definitions() -> dg.Definitions:
     )
 
 
-defs = build_definitions()
+@dg.definitions
+def defs() -> dg.Definitions:
+    # Loaded lazily by Dagster: importing this module needs no database.
+    return build_definitions()

@@ -82,8 +82,8 @@ class BatchReport:
     lost: int = 0  # reported too late: the lease had expired and the reaper took the job
     failures_by_class: Counter = field(default_factory=Counter)
     failure_samples: list[dict[str, Any]] = field(default_factory=list)
-    # How many completed jobs reported each boolean flag as true (e.g. new_revision).
-    flags: Counter = field(default_factory=Counter)
+    # Sums of the numbers (and counts of the true flags) in completed jobs' results.
+    totals: Counter = field(default_factory=Counter)
     entity_ids: list[str] = field(default_factory=list)
     results: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
@@ -100,7 +100,7 @@ class BatchReport:
                 self.failure_samples.append({"job_id": job.id, "attempt": job.attempt, **outcome.to_error()})
         else:
             self.completed += 1
-            self.flags.update(key for key, value in outcome.items() if value is True)
+            self.totals.update({k: int(v) for k, v in outcome.items() if isinstance(v, (bool, int))})
             if len(self.results) < self.SAMPLE_LIMIT:
                 self.results.append({"job_id": job.id, **outcome})
 

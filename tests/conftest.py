@@ -21,6 +21,17 @@ SAMPLES_DIR = REPO_ROOT.parent / "shared" / "samples"
 TEMPLATE_DB = "hreg_test_template"
 
 
+def clear_process_caches() -> None:
+    """Forget settings and engines cached for the process, so they follow this test's database."""
+    from orchestration.db.engine import get_engine
+    from orchestration.settings import get_settings
+    from resources.database import _engine_for
+
+    get_settings.cache_clear()
+    get_engine.cache_clear()
+    _engine_for.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def samples_dir() -> Path:
     return SAMPLES_DIR
@@ -68,7 +79,9 @@ def db_url(server_url, template_url, monkeypatch, test_data_dir):
     url = server_url.set(database=name)
     monkeypatch.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
     monkeypatch.setenv("HREG_DATA_DIR", str(test_data_dir))
+    clear_process_caches()
     yield url
+    clear_process_caches()
     with admin.connect() as conn:
         conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     admin.dispose()
