@@ -1,0 +1,1 @@
+"""Shareholder lists (Gesellschafterliste, GmbHG §40 and GesLV): text, extraction, validation, storage."""

@@ -1,0 +1,97 @@
+"""The one model every extraction method produces, serialised with decimals as strings."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, computed_field
+
+# Decimals travel as strings ("66.68") so no amount passes through a float; the schema says so,
+# without the look-ahead pattern pydantic would emit, which structured-output endpoints reject.
+DecimalString = Annotated[Decimal, WithJsonSchema({"type": "string", "pattern": r"^-?[0-9]+(\.[0-9]+)?$"})]
+
+RUNNING_NUMBER_PATTERN = r"^[0-9]+(\.[0-9]+)*$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Share(_Strict):
+    """One row of shares: a single running number, or a range "1 bis 12.500" of equal shares."""
+
+    number: str = Field(description='Running number of the share, e.g. "1" or "1.1"; the first of a range.')
+    last_number: str | None = Field(None, description="Last running number of a range; null for a single share.")
+    nominal: DecimalString = Field(description="Nominal amount of each share in the row.")
+
+    @property
+    def count(self) -> int | None:
+        """How many shares the row holds; None when the range cannot be counted (mixed numbering)."""
+        if self.last_number is None:
+            return 1
+        first, last = self.number.split("."), self.last_number.split(".")
+        if len(first) != len(last) or first[:-1] != last[:-1] or not all(p.isdigit() for p in first + last):
+            return None
+        return int(last[-1]) - int(first[-1]) + 1
+
+
+class Shareholder(_Strict):
+    kind: Literal["person", "organisation"]
+    name: str = Field(description='Full name of a person ("Max Mustermann") or the firm of an organisation.')
+    first_name: str | None = None
+    last_name: str | None = None
+    birth_date: date | None = None
+    residence: str | None = Field(None, description="Place of residence of a person.")
+    seat: str | None = Field(None, description="Seat of an organisation.")
+    register_court: str | None = Field(None, description='Register court of an organisation, e.g. "München".')
+    register_type: str | None = Field(None, description="HRA, HRB, GnR, PR or VR.")
+    register_number: str | None = Field(None, description='Register number with any suffix, e.g. "12345 B".')
+    shares: list[Share]
+    nominal_total: DecimalString = Field(description="Sum of the nominal amounts of the shareholder's shares.")
+    percentage: DecimalString | None = Field(
+        None,
+        description="Share of the capital in percent as the list states it; when the list only says "
+        '"< 1 %", derived from the nominal amounts.',
+    )
+    percentage_below_one: bool = Field(False, description='The list states "< 1 %" instead of a number.')
+
+
+class ExtractedList(_Strict):
+    """What an extraction method reads from a list, before validation."""
+
+    shareholders: list[Shareholder]
+    total_nominal: DecimalString | None = Field(
+        None, description="Total nominal capital: the list's sum line, else the sum of the shareholders."
+    )
+    currency: str | None = Field(None, description='ISO currency code such as "EUR".')
+
+
+class Check(_Strict):
+    name: str
+    status: Literal["passed", "failed", "skipped"]
+    message: str
+
+
+class Validation(BaseModel):
+    checks: list[Check] = Field(default_factory=list)
+
+    @computed_field
+    @property
+    def valid(self) -> bool:
+        return not self.failed
+
+    @property
+    def failed(self) -> list[Check]:
+        return [check for check in self.checks if check.status == "failed"]
+
+
+class ShareholderList(ExtractedList):
+    method: Literal["rules", "llm"]
+    validation: Validation = Field(default_factory=Validation)
+
+
+def derived_percentage(nominal: Decimal, total: Decimal) -> Decimal:
+    """A percentage of ``total`` computed from nominal amounts, to two decimals; for lists that say "< 1 %"."""
+    return (nominal * 100 / total).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)

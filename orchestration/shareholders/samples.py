@@ -1,0 +1,634 @@
+"""Realistic generated shareholder lists with their truth, for tests and the sample register.
+
+A list is drawn from a seed (shareholders, shares, numbering, wording), typeset as a PDF with a
+text layer, and for scans rendered to images at 200 dpi with noise, some of them turned by
+90/180/270 degrees, and stored as an image-only PDF or a multi-page TIFF.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+
+import numpy as np
+import pypdfium2
+from faker import Faker
+from PIL import Image
+from reportlab.lib.pagesizes import A4, landscape
+from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.pdfgen.canvas import Canvas
+
+from orchestration.shareholders.model import Share, Shareholder, ShareholderList, derived_percentage
+from orchestration.shareholders.validation import validate
+
+LAYOUTS = ("per_share", "ranges", "corporate", "english", "multipage")
+FORMS = ("text_pdf", "scan_pdf", "tiff")
+SCAN_DPI = 200
+
+# (register court, seat of companies registered there, register number suffix)
+COURTS = (
+    ("München", "München", ""),
+    ("Charlottenburg", "Berlin", "B"),
+    ("Hamburg", "Hamburg", ""),
+    ("Frankfurt am Main", "Frankfurt am Main", ""),
+    ("Köln", "Köln", ""),
+    ("Düsseldorf", "Düsseldorf", ""),
+    ("Stuttgart", "Stuttgart", ""),
+    ("Hannover", "Hannover", ""),
+    ("Leipzig", "Leipzig", ""),
+    ("Nürnberg", "Nürnberg", ""),
+)
+ORGANISATION_WORDS = ("Holding", "Invest", "Beteiligungs", "Verwaltungs", "Capital")
+# (legal form, register type)
+LEGAL_FORMS = (("GmbH", "HRB"), ("GmbH", "HRB"), ("AG", "HRB"), ("SE", "HRB"), ("GmbH & Co. KG", "HRA"))
+
+
+@dataclass(frozen=True)
+class Wording:
+    """Everything printed that depends on the language of the list."""
+
+    decimal_comma: bool
+    title: str
+    company_prefix: str
+    register_label: str
+    range_word: str
+    birth: str
+    residence: str
+    seat: str
+    court: str
+    sum_label: str
+    page_label: str
+    signature: str
+    headers: dict[str, tuple[str, ...]]
+    changes: tuple[str, ...]
+
+    def amount(self, value: Decimal) -> str:
+        text = f"{value:,.2f}"
+        return _swap_separators(text) if self.decimal_comma else text
+
+    def integer(self, value: int) -> str:
+        text = f"{value:,}"
+        return _swap_separators(text) if self.decimal_comma else text
+
+    def percentage(self, value: Decimal) -> str:
+        text = str(value)
+        return (text.replace(".", ",") if self.decimal_comma else text) + " %"
+
+
+def _swap_separators(text: str) -> str:
+    return text.replace(",", "\0").replace(".", ",").replace("\0", ".")
+
+
+GERMAN = Wording(
+    decimal_comma=True,
+    title="Liste der Gesellschafter",
+    company_prefix="der",
+    register_label="Handelsregister",
+    range_word="bis",
+    birth="geb.",
+    residence="wohnhaft in",
+    seat="Sitz:",
+    court="Amtsgericht",
+    sum_label="Summe",
+    page_label="Seite",
+    signature="Geschäftsführer",
+    headers={
+        "number": ("Lfd. Nr. der", "Geschäfts-", "anteile"),
+        "holder": ("Gesellschafter", "(Name, Vorname, Geburtsdatum,", "Wohnort / Firma, Sitz, Register)"),
+        "each": ("Nennbetrag je", "Anteil in {currency}"),
+        "nominal": ("Nennbetrag", "in {currency}"),
+        "share_percentage": ("Prozent", "je Anteil"),
+        "holder_percentage": ("Gesamt-", "beteiligung"),
+        "changes": ("Verände-", "rungen"),
+    },
+    changes=("Abtretung", "Teilung", "neu"),
+)
+
+ENGLISH = Wording(
+    decimal_comma=False,
+    title="List of Shareholders",
+    company_prefix="of",
+    register_label="Commercial register",
+    range_word="to",
+    birth="born",
+    residence="residing in",
+    seat="seat:",
+    court="Local Court",
+    sum_label="Total",
+    page_label="Page",
+    signature="Managing Director",
+    headers={
+        "number": ("Consecutive", "no. of shares"),
+        "holder": ("Shareholder (name, first name,", "date of birth, residence /", "company, seat, register)"),
+        "each": ("Nominal amount", "per share ({currency})"),
+        "nominal": ("Nominal amount", "in {currency}"),
+        "share_percentage": ("Percentage", "per share"),
+        "holder_percentage": ("Total", "percentage"),
+        "changes": ("Changes",),
+    },
+    changes=("transfer", "division", "new"),
+)
+
+NOTARY_CERTIFICATE = (
+    "Hiermit bescheinige ich, dass die geänderten Eintragungen in der vorstehenden Liste den "
+    "Veränderungen entsprechen, an denen ich als Notar mitgewirkt habe, und die übrigen Eintragungen "
+    "mit dem Inhalt der zuletzt im Handelsregister aufgenommenen Liste übereinstimmen."
+)
+
+
+@dataclass(frozen=True)
+class GeneratedList:
+    content: bytes
+    media_type: str
+    filename: str
+    expected: ShareholderList
+    layout: str
+    form: str
+    rotation: int = 0
+    pages: int = 1
+
+
+@dataclass
+class _Row:
+    """One printed row of shares."""
+
+    share: Share
+    share_percentage: str
+
+
+@dataclass
+class _Block:
+    """One shareholder as printed: description lines beside the share rows."""
+
+    holder: Shareholder
+    description: list[str]
+    rows: list[_Row]
+    holder_percentage: str
+    change: str = ""
+
+
+@dataclass
+class _Document:
+    layout: str
+    wording: Wording
+    company_name: str
+    register: str | None
+    currency: str
+    capital: Decimal
+    blocks: list[_Block]
+    landscape: bool
+    place: str
+    issued: date
+    notary: str
+    rotation: int = 0
+    columns: dict[str, tuple[float, str]] = field(default_factory=dict)
+
+
+def generate_list(
+    seed: int,
+    *,
+    company_name: str,
+    capital: Decimal,
+    currency: str = "EUR",
+    register: str | None = None,
+    layout: str | None = None,
+    form: str | None = None,
+) -> GeneratedList:
+    """A shareholder list of ``company_name`` over ``capital``, the same for the same arguments."""
+    rng = random.Random(seed)
+    layout = layout or rng.choice(LAYOUTS)
+    form = form or rng.choice(FORMS)
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}; one of {', '.join(LAYOUTS)}")
+    if form not in FORMS:
+        raise ValueError(f"unknown form {form!r}; one of {', '.join(FORMS)}")
+    capital = Decimal(capital)
+    if capital < 1:
+        raise ValueError("capital must be at least 1")
+    fake = Faker("de_DE")
+    fake.seed_instance(seed)
+
+    document = _draw_document(rng, fake, layout, company_name, capital, currency, register)
+    pdf = _typeset(document)
+    expected = _expected(document)
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", company_name).strip("_") or "Gesellschaft"
+    if form == "text_pdf":
+        return GeneratedList(pdf, "application/pdf", f"Gesellschafterliste_{slug}.pdf", expected, layout, form,
+                             pages=_page_count(pdf))
+    rotation = rng.choice((0, 0, 0, 90, 180, 270))
+    pages = _scan(pdf, seed, rotation)
+    if form == "scan_pdf":
+        content, media_type, suffix = _images_to_pdf(pages, document.issued), "application/pdf", "pdf"
+    else:
+        content, media_type, suffix = _images_to_tiff(pages), "image/tiff", "tif"
+    return GeneratedList(content, media_type, f"Gesellschafterliste_{slug}.{suffix}", expected, layout, form,
+                         rotation=rotation, pages=len(pages))
+
+
+# -- drawing the content ---------------------------------------------------------------------------
+
+
+def _draw_document(
+    rng: random.Random,
+    fake: Faker,
+    layout: str,
+    company_name: str,
+    capital: Decimal,
+    currency: str,
+    register: str | None,
+) -> _Document:
+    wording = ENGLISH if layout == "english" else GERMAN
+    holder_count = {"per_share": (2, 4), "ranges": (2, 3), "corporate": (2, 4), "english": (2, 4), "multipage": (16, 22)}
+    organisation_share = {"per_share": 0.1, "ranges": 0.1, "corporate": 0.5, "english": 0.3, "multipage": 0.3}
+    small_holder = {"per_share": 0.5, "ranges": 0.3, "corporate": 0.3, "english": 0.3, "multipage": 1.0}
+    is_landscape = layout == "corporate" or (layout != "multipage" and rng.random() < 0.3)
+
+    count = rng.randint(*holder_count[layout])
+    kinds = ["organisation" if rng.random() < organisation_share[layout] else "person" for _ in range(count)]
+    if layout == "corporate" and "organisation" not in kinds:
+        kinds[0] = "organisation"
+    holdings = _split_capital(rng, capital, count, with_small_holder=rng.random() < small_holder[layout])
+    places = rng.choice((1, 2))
+    document = _Document(
+        layout=layout,
+        wording=wording,
+        company_name=company_name,
+        register=register,
+        currency=currency,
+        capital=capital,
+        blocks=[],
+        landscape=is_landscape,
+        place=fake.city(),
+        issued=date(2018, 1, 1) + timedelta(days=rng.randrange(7 * 365)),
+        notary=f"{fake.first_name()} {fake.last_name()}",
+    )
+    next_number = 1
+    for kind, holding in zip(kinds, holdings):
+        holder = _draw_person(rng, fake) if kind == "person" else _draw_organisation(rng, fake)
+        if layout == "ranges":
+            shares, next_number = _range_shares(holding, next_number)
+        else:
+            shares, next_number = _single_shares(rng, holding, next_number)
+        holder = holder.model_copy(update={"shares": shares, "nominal_total": holding})
+        stated = _stated_percentage(holding / capital * 100, places)
+        if stated is None:
+            holder = holder.model_copy(
+                update={"percentage": derived_percentage(holding, capital), "percentage_below_one": True}
+            )
+            holder_percentage = "< 1 %"
+        else:
+            holder = holder.model_copy(update={"percentage": stated})
+            holder_percentage = wording.percentage(stated)
+        rows = [_Row(share, _share_percentage_text(wording, share.nominal / capital * 100, places)) for share in shares]
+        change = rng.choice(("",) * 3 + wording.changes)
+        document.blocks.append(
+            _Block(holder, _description(holder, wording, one_line=is_landscape and rng.random() < 0.5), rows,
+                   holder_percentage, change)
+        )
+    return document
+
+
+def _split_capital(rng: random.Random, capital: Decimal, count: int, *, with_small_holder: bool) -> list[Decimal]:
+    """Whole-unit holdings summing to ``capital``; any cents go to the first holder."""
+    units = int(capital)
+    cents = capital - units
+    count = min(count, units)
+    small = max(1, units // 250) if with_small_holder and count > 1 and units >= 200 else None
+    remaining = units - (small or 0)
+    regular = count - (1 if small else 0)
+    weights = [rng.uniform(1, 6) for _ in range(regular)]
+    amounts = [max(1, int(remaining * weight / sum(weights))) for weight in weights]
+    amounts[0] += remaining - sum(amounts)
+    if small:
+        amounts.insert(rng.randrange(1, len(amounts) + 1), small)
+    holdings = [Decimal(amount) for amount in amounts]
+    holdings[0] += cents
+    return holdings
+
+
+def _single_shares(rng: random.Random, holding: Decimal, next_number: int) -> tuple[list[Share], int]:
+    """One to three shares; a divided share is numbered in sections (3.1, 3.2) as GesLV §1 allows."""
+    parts = min(rng.choice((1, 1, 2, 3)), int(holding))
+    cut_points = sorted(rng.sample(range(1, int(holding)), parts - 1)) if parts > 1 else []
+    bounds = [0, *cut_points, int(holding)]
+    amounts = [Decimal(b - a) for a, b in zip(bounds, bounds[1:])]
+    amounts[-1] += holding - int(holding)
+    if parts > 1 and rng.random() < 0.35:
+        shares = [Share(number=f"{next_number}.{i}", nominal=amount) for i, amount in enumerate(amounts, 1)]
+        return shares, next_number + 1
+    shares = [Share(number=str(next_number + i), nominal=amount) for i, amount in enumerate(amounts)]
+    return shares, next_number + parts
+
+
+def _range_shares(holding: Decimal, next_number: int) -> tuple[list[Share], int]:
+    """Shares of one unit each, printed as a range; a fractional rest is a share of its own."""
+    units = int(holding)
+    shares = [
+        Share(
+            number=str(next_number),
+            last_number=str(next_number + units - 1) if units > 1 else None,
+            nominal=Decimal(1),
+        )
+    ]
+    next_number += units
+    if holding != units:
+        shares.append(Share(number=str(next_number), nominal=holding - units))
+        next_number += 1
+    return shares, next_number
+
+
+def _stated_percentage(exact: Decimal, places: int) -> Decimal | None:
+    """What a careful notary prints under GesLV §4, or None for "< 1 %"."""
+    if exact < 1:
+        return None
+    stated = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    if stated < exact and stated in (Decimal(25), Decimal(50)):
+        stated = exact.quantize(Decimal(1).scaleb(-(places + 2)), rounding=ROUND_HALF_UP)
+    return stated
+
+
+def _share_percentage_text(wording: Wording, exact: Decimal, places: int) -> str:
+    stated = _stated_percentage(exact, places)
+    return "< 1 %" if stated is None else wording.percentage(stated)
+
+
+def _draw_person(rng: random.Random, fake: Faker) -> Shareholder:
+    first_name, last_name = fake.first_name(), fake.last_name()
+    return Shareholder(
+        kind="person",
+        name=f"{first_name} {last_name}",
+        first_name=first_name,
+        last_name=last_name,
+        birth_date=date(1945, 1, 1) + timedelta(days=rng.randrange(55 * 365)),
+        residence=fake.city(),
+        shares=[],
+        nominal_total=Decimal(0),
+    )
+
+
+def _draw_organisation(rng: random.Random, fake: Faker) -> Shareholder:
+    court, seat, suffix = rng.choice(COURTS)
+    legal_form, register_type = rng.choice(LEGAL_FORMS)
+    number = str(rng.randint(1000, 250000)) + (f" {suffix}" if suffix else "")
+    return Shareholder(
+        kind="organisation",
+        name=f"{fake.last_name()} {rng.choice(ORGANISATION_WORDS)} {legal_form}",
+        seat=seat,
+        register_court=court,
+        register_type=register_type,
+        register_number=number,
+        shares=[],
+        nominal_total=Decimal(0),
+    )
+
+
+def _description(holder: Shareholder, wording: Wording, *, one_line: bool) -> list[str]:
+    if holder.kind == "person":
+        assert holder.birth_date is not None
+        lines = [
+            f"{holder.last_name}, {holder.first_name}",
+            f"{wording.birth} {holder.birth_date:%d.%m.%Y}",
+            f"{wording.residence} {holder.residence}",
+        ]
+    else:
+        lines = [
+            holder.name,
+            f"{wording.seat} {holder.seat}",
+            f"{wording.court} {holder.register_court}, {holder.register_type} {holder.register_number}",
+        ]
+    return [", ".join(lines)] if one_line else lines
+
+
+def _expected(document: _Document) -> ShareholderList:
+    extracted = ShareholderList(
+        shareholders=[block.holder for block in document.blocks],
+        total_nominal=document.capital,
+        currency=document.currency,
+        method="rules",
+    )
+    return extracted.model_copy(update={"validation": validate(extracted, document.capital)})
+
+
+# -- typesetting -----------------------------------------------------------------------------------
+
+FONT, BOLD = "Helvetica", "Helvetica-Bold"
+FONT_SIZE, LEADING = 9, 11.5
+MARGIN, BOTTOM = 40, 60
+
+
+def _columns(document: _Document, width: float) -> dict[str, tuple[float, str]]:
+    """x position and alignment of each column; amounts are right-aligned at their x."""
+    if document.layout == "ranges":
+        fractions = {
+            "number": (0.0, "left"), "holder": (0.18, "left"), "each": (0.545, "right"), "nominal": (0.665, "right"),
+            "share_percentage": (0.77, "right"), "holder_percentage": (0.875, "right"), "changes": (0.89, "left"),
+        }
+    else:
+        fractions = {
+            "number": (0.0, "left"), "holder": (0.11, "left"), "nominal": (0.62, "right"),
+            "share_percentage": (0.74, "right"), "holder_percentage": (0.87, "right"), "changes": (0.89, "left"),
+        }
+    return {key: (MARGIN + fraction * width, align) for key, (fraction, align) in fractions.items()}
+
+
+def _typeset(document: _Document) -> bytes:
+    page_size = landscape(A4) if document.landscape else A4
+    page_width, page_height = page_size
+    usable = page_width - 2 * MARGIN
+    document.columns = _columns(document, usable)
+    holder_width = min(x for x, _ in document.columns.values() if x > document.columns["holder"][0]) - document.columns["holder"][0] - 60
+    buffer = io.BytesIO()
+    # invariant=1 leaves out dates and random ids, so the same seed gives the same bytes.
+    canvas = Canvas(buffer, pagesize=page_size, invariant=1)
+    canvas.setTitle(f"{document.wording.title} {document.company_name}")
+    wording = document.wording
+    page = 1
+
+    y = page_height - MARGIN - 14
+    canvas.setFont(BOLD, 14)
+    canvas.drawString(MARGIN, y, wording.title)
+    y -= 18
+    canvas.setFont(FONT, 10)
+    canvas.drawString(MARGIN, y, f"{wording.company_prefix} {document.company_name}")
+    if document.register:
+        y -= 13
+        canvas.drawString(MARGIN, y, f"{wording.register_label}: {document.register}")
+    y = _table_header(canvas, document, y - 24, usable)
+
+    for block in document.blocks:
+        lines = max(len(block.description), len(block.rows))
+        if y - lines * LEADING < BOTTOM:
+            _footer(canvas, document, page, page_width)
+            canvas.showPage()
+            page += 1
+            y = _table_header(canvas, document, page_height - MARGIN - 10, usable)
+        _block(canvas, document, block, y, holder_width)
+        y -= lines * LEADING + 4
+        canvas.setStrokeGray(0.75)
+        canvas.line(MARGIN, y + LEADING - 2, MARGIN + usable, y + LEADING - 2)
+
+    canvas.setFont(BOLD, FONT_SIZE)
+    y -= 4
+    canvas.drawString(document.columns["number"][0], y, wording.sum_label)
+    _cell(canvas, document, "nominal", y, wording.amount(document.capital))
+    _cell(canvas, document, "holder_percentage", y, wording.percentage(Decimal("100.0")))
+    canvas.setFont(FONT, 10)
+    y -= 3 * LEADING
+    if y < BOTTOM + 3 * LEADING:
+        _footer(canvas, document, page, page_width)
+        canvas.showPage()
+        page += 1
+        y = page_height - MARGIN - 20
+        canvas.setFont(FONT, 10)
+    canvas.drawString(MARGIN, y, f"{document.place}, {document.issued:%d.%m.%Y}")
+    y -= 2.5 * LEADING
+    canvas.line(MARGIN, y + LEADING - 2, MARGIN + 160, y + LEADING - 2)
+    canvas.drawString(MARGIN, y, f"({wording.signature})")
+    _footer(canvas, document, page, page_width)
+
+    if document.layout == "multipage":
+        canvas.showPage()
+        page += 1
+        _notary_page(canvas, document, page_height, page_width)
+        _footer(canvas, document, page, page_width)
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+def _table_header(canvas: Canvas, document: _Document, y: float, usable: float) -> float:
+    canvas.setFont(BOLD, 8)
+    depth = 0
+    for key, (x, align) in document.columns.items():
+        labels = document.wording.headers[key]
+        depth = max(depth, len(labels))
+        for i, label in enumerate(labels):
+            text = label.format(currency=document.currency)
+            if align == "right":
+                canvas.drawRightString(x, y - i * 10, text)
+            else:
+                canvas.drawString(x, y - i * 10, text)
+    y -= (depth - 1) * 10 + 5
+    canvas.setStrokeGray(0)
+    canvas.line(MARGIN, y, MARGIN + usable, y)
+    return y - LEADING - 2
+
+
+def _block(canvas: Canvas, document: _Document, block: _Block, y: float, holder_width: float) -> None:
+    wording = document.wording
+    canvas.setFont(FONT, FONT_SIZE)
+    for i, line in enumerate(block.description):
+        size = FONT_SIZE
+        while stringWidth(line, FONT, size) > holder_width and size > 6:
+            size -= 0.5
+        canvas.setFont(FONT, size)
+        canvas.drawString(document.columns["holder"][0], y - i * LEADING, line)
+    canvas.setFont(FONT, FONT_SIZE)
+    for i, row in enumerate(block.rows):
+        share = row.share
+        number = share.number
+        if share.last_number is not None:
+            number = f"{wording.integer(int(share.number))} {wording.range_word} {wording.integer(int(share.last_number))}"
+        line_y = y - i * LEADING
+        canvas.drawString(document.columns["number"][0], line_y, number)
+        if "each" in document.columns:
+            _cell(canvas, document, "each", line_y, wording.amount(share.nominal))
+            _cell(canvas, document, "nominal", line_y, wording.amount(share.nominal * (share.count or 1)))
+        else:
+            _cell(canvas, document, "nominal", line_y, wording.amount(share.nominal))
+        _cell(canvas, document, "share_percentage", line_y, row.share_percentage)
+    _cell(canvas, document, "holder_percentage", y, block.holder_percentage)
+    if block.change:
+        _cell(canvas, document, "changes", y, block.change)
+
+
+def _cell(canvas: Canvas, document: _Document, column: str, y: float, text: str) -> None:
+    x, align = document.columns[column]
+    if align == "right":
+        canvas.drawRightString(x, y, text)
+    else:
+        canvas.drawString(x, y, text)
+
+
+def _footer(canvas: Canvas, document: _Document, page: int, page_width: float) -> None:
+    canvas.setFont(FONT, 8)
+    canvas.drawCentredString(page_width / 2, 30, f"{document.wording.page_label} {page}")
+
+
+def _notary_page(canvas: Canvas, document: _Document, page_height: float, page_width: float) -> None:
+    y = page_height - MARGIN - 40
+    canvas.setFont(BOLD, 12)
+    canvas.drawString(MARGIN, y, "Bescheinigung gemäß § 40 Abs. 2 Satz 2 GmbHG")
+    canvas.setFont(FONT, 10)
+    y -= 28
+    line = ""
+    for word in NOTARY_CERTIFICATE.split():
+        candidate = f"{line} {word}".strip()
+        if stringWidth(candidate, FONT, 10) > page_width - 2 * MARGIN:
+            canvas.drawString(MARGIN, y, line)
+            y -= 14
+            candidate = word
+        line = candidate
+    canvas.drawString(MARGIN, y, line)
+    y -= 40
+    canvas.drawString(MARGIN, y, f"UR-Nr. {document.issued.toordinal() % 2000 + 1}/{document.issued.year}")
+    y -= 14
+    canvas.drawString(MARGIN, y, f"{document.place}, den {document.issued:%d.%m.%Y}")
+    y -= 50
+    canvas.drawString(MARGIN, y, f"{document.notary}, Notar")
+
+
+def _page_count(pdf: bytes) -> int:
+    document = pypdfium2.PdfDocument(pdf)
+    try:
+        return len(document)
+    finally:
+        document.close()
+
+
+# -- scanning --------------------------------------------------------------------------------------
+
+
+def _scan(pdf: bytes, seed: int, rotation: int) -> list[Image.Image]:
+    """Grey pages as a scanner delivers them: paper tone, sensor noise, specks, maybe turned."""
+    noise = np.random.default_rng(seed)
+    document = pypdfium2.PdfDocument(pdf)
+    pages = []
+    try:
+        for page in document:
+            image = page.render(scale=SCAN_DPI / 72, grayscale=True).to_pil().convert("L")
+            pixels = np.asarray(image, dtype=np.float32) * 0.92 + 8
+            pixels += noise.normal(0, 6, pixels.shape).astype(np.float32)
+            specks = noise.random(pixels.shape) < 0.0004
+            pixels[specks] = 40
+            image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "L")
+            if rotation:
+                image = image.rotate(rotation, expand=True, fillcolor=235)
+            pages.append(image)
+    finally:
+        document.close()
+    return pages
+
+
+def _images_to_pdf(pages: list[Image.Image], issued: date) -> bytes:
+    buffer = io.BytesIO()
+    stamp = time.struct_time((issued.year, issued.month, issued.day, 12, 0, 0, 0, 1, 0))
+    pages[0].save(
+        buffer, "PDF", save_all=True, append_images=pages[1:], resolution=SCAN_DPI, quality=60,
+        creationDate=stamp, modDate=stamp, title="Scan",
+    )
+    return buffer.getvalue()
+
+
+def _images_to_tiff(pages: list[Image.Image]) -> bytes:
+    # Fax-style bilevel pages with Group 4 compression, as many register scans are.
+    bilevel = [page.point(lambda value: 255 if value > 150 else 0).convert("1") for page in pages]
+    buffer = io.BytesIO()
+    bilevel[0].save(buffer, "TIFF", save_all=True, append_images=bilevel[1:], compression="group4",
+                    dpi=(SCAN_DPI, SCAN_DPI))
+    return buffer.getvalue()

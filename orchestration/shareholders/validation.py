@@ -1,0 +1,160 @@
+"""Checks of an extracted list against GmbHG §40 and GesLV; a failed check is reported, never raised."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from orchestration.shareholders.model import RUNNING_NUMBER_PATTERN, Check, ExtractedList, Shareholder, Validation
+
+HUNDRED = Decimal(100)
+# GesLV §4: percentages may be rounded (half up) to one decimal, but never down to 0, 25 or 50 %.
+NO_ROUNDING_DOWN_TO = (Decimal(0), Decimal(25), Decimal(50))
+
+
+def validate(extracted: ExtractedList, capital: Decimal | None = None) -> Validation:
+    """Run every check; ``capital`` is the nominal capital from the parsed register data, if known."""
+    return Validation(
+        checks=[
+            _shares_numbered(extracted),
+            _share_totals(extracted),
+            _nominal_sum_matches_total(extracted),
+            _nominal_sum_matches_capital(extracted, capital),
+            _percentages_sum_to_100(extracted),
+            _percentages_match_nominal(extracted, capital),
+        ]
+    )
+
+
+def _passed(name: str, message: str) -> Check:
+    return Check(name=name, status="passed", message=message)
+
+
+def _failed(name: str, problems: list[str]) -> Check:
+    return Check(name=name, status="failed", message="; ".join(problems))
+
+
+def _skipped(name: str, message: str) -> Check:
+    return Check(name=name, status="skipped", message=message)
+
+
+def _nominal_sum(extracted: ExtractedList) -> Decimal:
+    return sum((holder.nominal_total for holder in extracted.shareholders), Decimal(0))
+
+
+def _shares_numbered(extracted: ExtractedList) -> Check:
+    name = "shares_numbered"
+    problems: list[str] = []
+    # Numbers as (section prefix, first, last) so ranges over 1 € shares need no expansion.
+    intervals: dict[tuple[str, ...], list[tuple[int, int, str]]] = {}
+    for holder in extracted.shareholders:
+        if not holder.shares:
+            problems.append(f"{holder.name} holds no numbered share")
+        for share in holder.shares:
+            label = share.number if share.last_number is None else f"{share.number} bis {share.last_number}"
+            numbers = [share.number] + ([share.last_number] if share.last_number else [])
+            if not all(re.match(RUNNING_NUMBER_PATTERN, number) for number in numbers):
+                problems.append(f"share {label!r} of {holder.name} has no valid running number")
+                continue
+            if share.count is None or share.count < 1:
+                problems.append(f"range {label} of {holder.name} cannot be counted")
+                continue
+            *prefix, first = share.number.split(".")
+            intervals.setdefault(tuple(prefix), []).append((int(first), int(first) + share.count - 1, label))
+    for spans in intervals.values():
+        spans.sort()
+        for (_, end, label), (start, _, next_label) in zip(spans, spans[1:]):
+            if start <= end:
+                problems.append(f"running numbers of {label} and {next_label} overlap")
+    if problems:
+        return _failed(name, problems)
+    return _passed(name, "every share has its own running number")
+
+
+def _share_totals(extracted: ExtractedList) -> Check:
+    name = "share_totals"
+    problems = []
+    for holder in extracted.shareholders:
+        if any(share.count is None for share in holder.shares):
+            continue  # reported by shares_numbered
+        shares_sum = sum((share.nominal * share.count for share in holder.shares), Decimal(0))
+        if shares_sum != holder.nominal_total:
+            problems.append(f"shares of {holder.name} add up to {shares_sum}, not {holder.nominal_total}")
+    if problems:
+        return _failed(name, problems)
+    return _passed(name, "each shareholder's shares add up to the shareholder's nominal total")
+
+
+def _nominal_sum_matches_total(extracted: ExtractedList) -> Check:
+    name = "nominal_sum_matches_total"
+    if extracted.total_nominal is None:
+        return _skipped(name, "the list states no total")
+    total = _nominal_sum(extracted)
+    if total != extracted.total_nominal:
+        return _failed(name, [f"shareholders hold {total}, the list's total is {extracted.total_nominal}"])
+    return _passed(name, f"shareholders hold the list's total of {total}")
+
+
+def _nominal_sum_matches_capital(extracted: ExtractedList, capital: Decimal | None) -> Check:
+    name = "nominal_sum_matches_capital"
+    if capital is None:
+        return _skipped(name, "no capital known from the register")
+    total = _nominal_sum(extracted)
+    if total != capital:
+        return _failed(name, [f"shareholders hold {total}, the registered capital is {capital}"])
+    return _passed(name, f"shareholders hold the registered capital of {capital}")
+
+
+def _rounding_tolerance(stated: Decimal) -> Decimal:
+    """Half a unit of the stated precision, at most one decimal (GesLV §4 allows no coarser rounding)."""
+    exponent = stated.as_tuple().exponent
+    places = max(-exponent if isinstance(exponent, int) and exponent < 0 else 0, 1)
+    return Decimal(5).scaleb(-(places + 1))
+
+
+def _stated_range(holder: Shareholder) -> tuple[Decimal, Decimal] | None:
+    """The exact percentages a stated value allows, or None when the list states none."""
+    if holder.percentage_below_one:
+        return Decimal(0), Decimal(1)
+    if holder.percentage is None:
+        return None
+    tolerance = _rounding_tolerance(holder.percentage)
+    return holder.percentage - tolerance, holder.percentage + tolerance
+
+
+def _percentages_sum_to_100(extracted: ExtractedList) -> Check:
+    name = "percentages_sum_to_100"
+    ranges = [_stated_range(holder) for holder in extracted.shareholders]
+    missing = [holder.name for holder, bounds in zip(extracted.shareholders, ranges) if bounds is None]
+    if missing:
+        return _failed(name, [f"no percentage stated for {', '.join(missing)}"])
+    if not ranges:
+        return _failed(name, ["the list names no shareholder"])
+    low = sum((bounds[0] for bounds in ranges), Decimal(0))
+    high = sum((bounds[1] for bounds in ranges), Decimal(0))
+    if not low <= HUNDRED <= high:
+        return _failed(name, [f"stated percentages allow a sum of {low}–{high} %, not 100 %"])
+    return _passed(name, f"stated percentages sum to 100 % within rounding ({low}–{high} %)")
+
+
+def _percentages_match_nominal(extracted: ExtractedList, capital: Decimal | None) -> Check:
+    name = "percentages_match_nominal"
+    base = capital or extracted.total_nominal or _nominal_sum(extracted)
+    if not base:
+        return _skipped(name, "no capital to compare with")
+    problems = []
+    for holder in extracted.shareholders:
+        exact = holder.nominal_total / base * HUNDRED
+        if holder.percentage_below_one:
+            if exact >= 1:
+                problems.append(f"{holder.name} holds {exact:.4f} %, stated as < 1 %")
+            continue
+        if holder.percentage is None:
+            continue  # reported by percentages_sum_to_100
+        if abs(exact - holder.percentage) > _rounding_tolerance(holder.percentage):
+            problems.append(f"{holder.name} holds {exact:.4f} %, stated as {holder.percentage} %")
+        elif holder.percentage in NO_ROUNDING_DOWN_TO and exact > holder.percentage:
+            problems.append(f"{holder.name} holds {exact:.4f} %, rounded down to {holder.percentage} %")
+    if problems:
+        return _failed(name, problems)
+    return _passed(name, "each stated percentage matches the nominal amounts")
