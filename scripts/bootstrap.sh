@@ -20,7 +20,7 @@ if [ -n "$missing" ] && command -v apt-get >/dev/null; then
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo -n"
     echo "installing system packages:$missing"
-    if ! ($SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing) >/tmp/hreg-apt.log 2>&1; then
+    if ! ($SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends $missing) >/tmp/hreg-apt.log 2>&1; then
         echo "warning: could not install$missing (see /tmp/hreg-apt.log); OCR jobs will fail with dependency_unavailable" >&2
     fi
 fi

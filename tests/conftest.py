@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,22 +70,31 @@ def template_url(server_url):
     return url
 
 
-@pytest.fixture
-def db_url(server_url, template_url, monkeypatch, test_data_dir):
-    """A fresh migrated database for one test; HREG_DATABASE_URL points at it for subprocesses."""
+@contextmanager
+def fresh_database(server_url):
+    """A new database cloned from the migrated template, dropped afterwards."""
     name = f"hreg_test_{uuid.uuid4().hex[:12]}"
     admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(sa.text(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"'))
-    url = server_url.set(database=name)
-    monkeypatch.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
-    monkeypatch.setenv("HREG_DATA_DIR", str(test_data_dir))
+    try:
+        yield server_url.set(database=name)
+    finally:
+        with admin.connect() as conn:
+            for db in (name, f"{name}_dagster"):
+                conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def db_url(server_url, template_url, monkeypatch, test_data_dir):
+    """A fresh migrated database for one test; HREG_DATABASE_URL points at it for subprocesses."""
+    with fresh_database(server_url) as url:
+        monkeypatch.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
+        monkeypatch.setenv("HREG_DATA_DIR", str(test_data_dir))
+        clear_process_caches()
+        yield url
     clear_process_caches()
-    yield url
-    clear_process_caches()
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
 
 
 @pytest.fixture

@@ -1,0 +1,52 @@
+"""Helpers of the pipeline tests: put SI documents in the database the way discovery does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from orchestration.documents import DocumentStore
+
+CREATE_ENTITY = sa.text("""
+    INSERT INTO content.entities (court_code, register_type, register_number, name)
+    VALUES (:court_code, :register_type, :register_number, :name)
+    RETURNING id
+""")
+ATTACH = sa.text("""
+    UPDATE content.entities SET current_si_document_id = :doc, processing_status = 'xml_ready' WHERE id = :id
+""")
+
+
+def add_entity_with_si(
+    engine: sa.Engine, store: DocumentStore, content: bytes, *, number: str, name: str = "Testfirma GmbH"
+) -> str:
+    """An entity whose SI document is stored and which is xml_ready: the trigger queues its parse."""
+    with engine.begin() as conn:
+        entity_id = str(
+            conn.execute(
+                CREATE_ENTITY, {"court_code": "D2601", "register_type": "HRB", "register_number": number, "name": name}
+            ).scalar_one()
+        )
+        document_id = store.store(conn, content, kind="si", media_type="application/xml", entity_id=entity_id)
+        conn.execute(ATTACH, {"doc": document_id, "id": entity_id})
+    return entity_id
+
+
+def sample_si_files(samples_dir: Path) -> list[Path]:
+    return sorted((samples_dir / "xjustiz").glob("*.xml"))
+
+
+def job_rows(engine: sa.Engine, job_type: str) -> list[sa.Row]:
+    with engine.connect() as conn:
+        return conn.execute(
+            sa.text("SELECT * FROM processing.processing_jobs WHERE type = :t ORDER BY created_at"), {"t": job_type}
+        ).all()
+
+
+def history_rows(engine: sa.Engine, job_id: str) -> list[sa.Row]:
+    with engine.connect() as conn:
+        return conn.execute(
+            sa.text("SELECT * FROM processing.job_step_history WHERE job_id = :j ORDER BY attempt_number, id"),
+            {"j": job_id},
+        ).all()

@@ -1,0 +1,135 @@
+"""End to end with the real processes: sample register, dagster-daemon and dagster-webserver.
+
+A search row goes in; the sensors launch discovery and parsing runs through the daemon; the
+entities end up parsed, the shareholder request ends in shareholder rows, and the UI shows the
+asset graph and the completed runs (headless Chromium driven by Playwright).
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import time
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from orchestration import devstack
+from orchestration.settings import Settings
+from tests.conftest import clear_process_caches, fresh_database
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def stack(server_url, template_url, tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("e2e")
+    with fresh_database(server_url) as url, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
+        mp.setenv("HREG_DATA_DIR", str(data_dir))
+        mp.setenv("HREG_REGISTER", "sample")
+        mp.setenv("HREG_SAMPLE_REGISTER_PORT", str(free_port()))
+        mp.setenv("HREG_WEBSERVER_PORT", str(free_port()))
+        clear_process_caches()
+        settings = Settings()
+        stack = devstack.prepare(settings)
+        log_dir = data_dir / "logs"
+        try:
+            devstack.start_sample_register(stack, log_dir)
+            devstack.start_dagster(stack, log_dir=log_dir)
+            yield stack
+        finally:
+            devstack.stop(stack)
+            for log_file in sorted(log_dir.glob("*.log")):
+                print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-3000:]}")
+        clear_process_caches()
+
+
+def wait_until(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(1)
+    raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+
+
+def test_search_to_parsed_entities_and_shareholders_through_the_daemon(stack):
+    engine = sa.create_engine(stack.app_url)
+    with engine.begin() as conn:
+        search_id = conn.execute(
+            sa.text("INSERT INTO public.searches (user_id, query, mode) VALUES (:u, 'GmbH', 'all') RETURNING id"),
+            {"u": str(uuid.uuid4())},
+        ).scalar_one()
+
+    def parsed_entities():
+        with engine.connect() as conn:
+            status = conn.execute(sa.text("SELECT status FROM public.searches WHERE id = :s"), {"s": search_id}).scalar()
+            rows = conn.execute(
+                sa.text("SELECT id, processing_status FROM content.entities WHERE discovered_by_search_id = :s"),
+                {"s": search_id},
+            ).all()
+        if status == "completed" and rows and all(r.processing_status == "parsed" for r in rows):
+            return rows
+        return None
+
+    entities = wait_until(parsed_entities, 120, "the search's entities to be parsed")
+    with engine.connect() as conn:
+        revisions = conn.execute(
+            sa.text("SELECT count(DISTINCT entity_id) FROM content.entity_revisions WHERE entity_id = ANY(:ids)"),
+            {"ids": [r.id for r in entities]},
+        ).scalar_one()
+        run_ids = conn.execute(
+            sa.text("SELECT DISTINCT dagster_run_id FROM processing.job_step_history WHERE dagster_run_id IS NOT NULL")
+        ).scalars().all()
+        gmbh = conn.execute(
+            sa.text("SELECT id FROM content.entities WHERE id = ANY(:ids) AND legal_form = 'GmbH' LIMIT 1"),
+            {"ids": [r.id for r in entities]},
+        ).scalar_one()
+        conn.execute(sa.text("SELECT processing.request_shareholder_research(:e)"), {"e": gmbh})
+        conn.commit()
+    assert revisions == len(entities)
+    assert len(run_ids) >= 2  # at least one discovery and one parsing run wrote history
+
+    def shareholder_rows():
+        with engine.connect() as conn:
+            status = conn.execute(
+                sa.text("SELECT shareholder_research_status FROM content.entities WHERE id = :e"), {"e": gmbh}
+            ).scalar_one()
+            count = conn.execute(sa.text("SELECT count(*) FROM content.shareholders WHERE entity_id = :e"), {"e": gmbh}).scalar_one()
+        assert status != "failed", "shareholder research failed"
+        return count if status == "completed" else 0
+
+    assert wait_until(shareholder_rows, 180, "shareholder rows of the requested GmbH") > 0
+    engine.dispose()
+
+
+def test_ui_shows_asset_graph_and_completed_runs(stack, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+        )
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page.goto(f"{stack.webserver_url}/asset-groups", wait_until="networkidle")
+        for asset in ("discovered_entities", "raw_si_documents", "company_records", "shareholders"):
+            page.get_by_text(asset, exact=True).first.wait_for(timeout=60_000)
+        page.screenshot(path=str(tmp_path / "asset-graph.png"))
+
+        page.goto(f"{stack.webserver_url}/runs", wait_until="networkidle")
+        page.get_by_text("basic_discovery_job").first.wait_for(timeout=60_000)
+        page.get_by_text("Success").first.wait_for(timeout=60_000)
+        page.screenshot(path=str(tmp_path / "runs.png"))
+        browser.close()
