@@ -134,8 +134,9 @@ BEGIN
              WHERE id = NEW.entity_id;
         END IF;
     ELSIF NEW.type = 'xml_parsing' THEN
+        -- A parse of an older document never overrides a newer download (as in apply_job_progress).
         UPDATE content.entities SET processing_status = 'xml_parsing_failed', updated_at = now()
-         WHERE id = NEW.entity_id;
+         WHERE id = NEW.entity_id AND current_si_document_id IS NOT DISTINCT FROM NEW.raw_document_id;
     ELSIF NEW.type IN ('shareholder_download', 'shareholder_parsing') THEN
         UPDATE content.entities SET shareholder_research_status = 'failed', updated_at = now()
          WHERE id = NEW.entity_id;
@@ -168,30 +169,42 @@ BEGIN
     END IF;
 
     -- A step is a change of status, worker or attempt; a lease extension alone is not.
+    -- on_job_failure re-queues a failed job from inside the failing statement, so this function
+    -- runs for the re-queue before it runs for the failure. To keep the history in order, the
+    -- re-queue logs the failed attempt (its old row) ahead of its own row, and the failing
+    -- statement leaves out the failures that were re-queued.
     INSERT INTO processing.job_step_history
         (job_id, step_type, status, worker_id, attempt_number,
          error_message, error_type, error_source, error_code,
          dagster_run_id, duration_ms, metadata)
-    SELECT n.id, n.type, n.status, n.worker_id, n.retry_count + 1,
-           CASE WHEN n.status = 'failed' THEN n.result #>> '{error,message}' END,
-           CASE WHEN n.status = 'failed' THEN coalesce(n.result #>> '{error,type}', n.failure_class) END,
-           CASE WHEN n.status = 'failed' THEN n.result #>> '{error,source}' END,
-           CASE WHEN n.status = 'failed' THEN n.result #>> '{error,code}' END,
+    SELECT s.id, s.type, s.status, s.worker_id, s.retry_count + 1,
+           CASE WHEN s.status = 'failed' THEN s.result #>> '{error,message}' END,
+           CASE WHEN s.status = 'failed' THEN coalesce(s.result #>> '{error,type}', s.failure_class) END,
+           CASE WHEN s.status = 'failed' THEN s.result #>> '{error,source}' END,
+           CASE WHEN s.status = 'failed' THEN s.result #>> '{error,code}' END,
            -- Dagster runs claim with their run id as worker id.
-           CASE WHEN n.worker_id ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-                THEN n.worker_id END,
-           CASE WHEN n.status IN ('completed', 'failed') AND n.started_at IS NOT NULL
-                THEN (extract(epoch FROM coalesce(n.completed_at, now()) - n.started_at) * 1000)::bigint END,
+           CASE WHEN s.worker_id ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                THEN s.worker_id END,
+           CASE WHEN s.status IN ('completed', 'failed') AND s.started_at IS NOT NULL
+                THEN (extract(epoch FROM coalesce(s.completed_at, now()) - s.started_at) * 1000)::bigint END,
            jsonb_strip_nulls(jsonb_build_object(
-               'from_status', o.status,
-               'failure_class', n.failure_class,
-               'trigger', n.trigger,
-               'next_attempt_at', CASE WHEN n.status = 'queued' AND o.status = 'failed' THEN n.next_attempt_at END))
-      FROM new_rows n
-      JOIN old_rows o ON o.id = n.id
-     WHERE n.status IS DISTINCT FROM o.status
-        OR n.worker_id IS DISTINCT FROM o.worker_id
-        OR n.retry_count IS DISTINCT FROM o.retry_count;
+               'from_status', s.from_status,
+               'failure_class', s.failure_class,
+               'trigger', s.trigger,
+               'next_attempt_at', CASE WHEN s.status = 'queued' AND s.from_status = 'failed' THEN s.next_attempt_at END))
+      FROM (SELECT o.*, NULL::text AS from_status, 1 AS step_order
+              FROM old_rows o JOIN new_rows n ON n.id = o.id
+             WHERE o.status = 'failed' AND n.status = 'queued'
+            UNION ALL
+            SELECT n.*, o.status, 2
+              FROM new_rows n JOIN old_rows o ON o.id = n.id
+             WHERE (n.status IS DISTINCT FROM o.status
+                    OR n.worker_id IS DISTINCT FROM o.worker_id
+                    OR n.retry_count IS DISTINCT FROM o.retry_count)
+               AND NOT (n.status = 'failed' AND EXISTS (
+                        SELECT 1 FROM processing.processing_jobs requeued
+                         WHERE requeued.id = n.id AND requeued.retry_count > n.retry_count))) s
+     ORDER BY s.step_order;
     RETURN NULL;
 END
 $$;
