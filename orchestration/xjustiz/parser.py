@@ -1,0 +1,97 @@
+"""Entry point: SI bytes -> CompanyRecord, for every XJustiz generation the portal serves.
+
+Which generation a document is follows from its root element (``XJustiz_Daten`` for 1.x,
+``nachricht.reg.0400003`` for 3.x, both in the XJustiz namespace) and the version attribute
+(``Grunddaten/@XJustizVersion``, ``nachrichtenkopf/@xjustizVersion``).
+
+Unknown versions are refused as ``unsupported_version`` rather than parsed on a guess: that
+failure class is permanent, so such documents wait, untouched, until a parser version that knows
+them is deployed, and the parser-change backfill then picks them up. Supported: 1.x, and 3.x
+from 3.2 to 3.7.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from orchestration.failures import FailureClass, JobError
+from orchestration.xjustiz.model import CompanyRecord
+from orchestration.xjustiz.parse_v1 import parse_v1
+from orchestration.xjustiz.parse_v3 import parse_v3
+from orchestration.xjustiz.safe_xml import parse_xml
+from orchestration.xjustiz.values import XJUSTIZ_NS, element_path
+
+LEGACY_ROOT = f"{{{XJUSTIZ_NS}}}XJustiz_Daten"
+SI_ROOT = f"{{{XJUSTIZ_NS}}}nachricht.reg.0400003"
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)*$")
+SUPPORTED_3X_MINORS = range(2, 8)
+
+
+def parse_si(data: bytes, *, retrieved_at: str | None = None) -> CompanyRecord:
+    """Parse one SI document (structured register content).
+
+    Raises JobError with failure class ``invalid_file`` (not XML, hostile or not XJustiz SI),
+    ``unsupported_version`` (an XJustiz version this parser does not read) or ``parser_error``
+    (unexpected structure; ``code`` holds the XML path).
+    """
+    root = parse_xml(data)
+    if root.tag == SI_ROOT:
+        version = _version(root, f"{{{XJUSTIZ_NS}}}nachrichtenkopf", "xjustizVersion")
+        major, minor = _major_minor(version, root)
+        if major != 3 or minor not in SUPPORTED_3X_MINORS:
+            raise JobError(
+                FailureClass.UNSUPPORTED_VERSION,
+                f"XJustiz {version} is not supported (reads 1.x and 3.2 to 3.7)",
+                source="xjustiz",
+                code=element_path(root, "nachrichtenkopf/@xjustizVersion"),
+            )
+        return parse_v3(root, version, retrieved_at)
+    if root.tag == LEGACY_ROOT:
+        version = _version(root, f"{{{XJUSTIZ_NS}}}Grunddaten", "XJustizVersion")
+        major, _ = _major_minor(version, root)
+        if major != 1:
+            raise JobError(
+                FailureClass.UNSUPPORTED_VERSION,
+                f"XJustiz_Daten of version {version} is not supported (reads 1.x)",
+                source="xjustiz",
+                code=element_path(root, "Grunddaten/@XJustizVersion"),
+            )
+        return parse_v1(root, version, retrieved_at)
+    raise JobError(
+        FailureClass.INVALID_FILE,
+        f"not an XJustiz SI document (root element {_describe(root)})",
+        source="xjustiz",
+        code=element_path(root),
+    )
+
+
+def _version(root: etree._Element, header: str, attribute: str) -> str:
+    element = root.find(header)
+    version = (element.get(attribute) or "").strip() if element is not None else ""
+    if not version:
+        raise JobError(
+            FailureClass.PARSER_ERROR,
+            "XJustiz version is missing",
+            source="xjustiz",
+            code=element_path(root, f"{header}/@{attribute}"),
+        )
+    return version
+
+
+def _major_minor(version: str, root: etree._Element) -> tuple[int, int]:
+    match = _VERSION.match(version)
+    if not match:
+        raise JobError(
+            FailureClass.UNSUPPORTED_VERSION,
+            f"XJustiz version {version!r} is not a version number",
+            source="xjustiz",
+            code=element_path(root),
+        )
+    return int(match.group(1)), int(match.group(2))
+
+
+def _describe(root: etree._Element) -> str:
+    qname = etree.QName(root)
+    return f"{qname.localname!r} in namespace {qname.namespace!r}" if qname.namespace else repr(qname.localname)

@@ -1,0 +1,107 @@
+"""Small value readers shared by the 1.x and 3.x parsers: text, dates, amounts, paths, comments."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from decimal import Decimal, InvalidOperation
+
+from lxml import etree
+
+from orchestration.failures import FailureClass, JobError
+
+XJUSTIZ_NS = "http://www.xjustiz.de"
+REGISTER_REFERENCE = re.compile(r"^\s*(HRA|HRB|GnR|PR|VR)\s*(\d+)\s*(.*?)\s*$", re.IGNORECASE)
+_CANONICAL_REGISTER_TYPE = {t.lower(): t for t in ("HRA", "HRB", "GnR", "PR", "VR")}
+
+
+def clean(text: str | None) -> str | None:
+    """Whitespace collapsed to single spaces (producers wrap lines at will); None when empty."""
+    if text is None:
+        return None
+    collapsed = " ".join(text.split())
+    return collapsed or None
+
+
+def element_path(element: etree._Element, child: str | None = None) -> str:
+    """A readable path such as /nachricht.reg.0400003/grunddaten/…, naming where parsing failed."""
+    names = [etree.QName(e).localname for e in element.iterancestors() if isinstance(e.tag, str)]
+    names.reverse()
+    names.append(etree.QName(element).localname)
+    if child:
+        names.append(child.replace("{" + XJUSTIZ_NS + "}", ""))
+    return "/" + "/".join(names)
+
+
+def structure_error(element: etree._Element, message: str, child: str | None = None) -> JobError:
+    return JobError(FailureClass.PARSER_ERROR, message, source="xjustiz", code=element_path(element, child))
+
+
+def required_text(parent: etree._Element, path: str, what: str) -> str:
+    value = clean(parent.findtext(path))
+    if value is None:
+        raise structure_error(parent, f"{what} is missing", path)
+    return value
+
+
+def iso_date(text: str | None, where: etree._Element) -> str | None:
+    value = clean(text)
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value[:10]).isoformat()
+    except ValueError:
+        raise structure_error(where, f"not a date: {value!r}") from None
+
+
+def decimal_amount(text: str | None, where: etree._Element) -> str | None:
+    """An amount as a decimal string with at least two decimal places ("25000" -> "25000.00")."""
+    value = clean(text)
+    if value is None:
+        return None
+    try:
+        amount = Decimal(value)
+    except InvalidOperation:
+        raise structure_error(where, f"not an amount: {value!r}") from None
+    if not amount.is_finite():
+        raise structure_error(where, f"not an amount: {value!r}")
+    exponent = amount.as_tuple().exponent
+    if isinstance(exponent, int) and exponent > -2:
+        amount = amount.quantize(Decimal("0.01"))
+    return str(amount)
+
+
+def optional_int(text: str | None, where: etree._Element) -> int | None:
+    value = clean(text)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise structure_error(where, f"not a number: {value!r}") from None
+
+
+def comment_label(element: etree._Element | None) -> str | None:
+    """The label a producer put into an XML comment next to a code, if any."""
+    if element is None:
+        return None
+    for child in element:
+        if child.tag is etree.Comment:
+            return clean(child.text)
+    return None
+
+
+def split_register_reference(text: str, where: etree._Element) -> tuple[str, str, str | None]:
+    """"HRB 135559 B" -> ("HRB", "135559", "B")."""
+    match = REGISTER_REFERENCE.match(text)
+    if not match:
+        raise structure_error(where, f"not a register reference: {text!r}")
+    kind, number, suffix = match.groups()
+    return _CANONICAL_REGISTER_TYPE[kind.lower()], number, suffix or None
+
+
+def register_type(code: str, where: etree._Element) -> str:
+    canonical = _CANONICAL_REGISTER_TYPE.get(code.lower())
+    if canonical is None:
+        raise structure_error(where, f"register type {code!r} is not one of HRA, HRB, GnR, PR, VR")
+    return canonical
