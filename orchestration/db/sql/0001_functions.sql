@@ -283,6 +283,9 @@ BEGIN
       FROM new_rows n JOIN old_rows o ON o.id = n.id
      WHERE e.id = n.entity_id AND n.type = 'xml_parsing'
        AND n.status IN ('running', 'completed') AND o.status IS DISTINCT FROM n.status
+       -- A re-parse (parser_change, manual) leaves a parsed entity readable as parsed.
+       AND (n.status = 'completed' OR n.trigger IN ('automatic', 'upload'))
+       AND e.processing_status IS DISTINCT FROM CASE WHEN n.status = 'running' THEN 'xml_parsing' ELSE 'parsed' END
        -- A parse of an older document never overrides a newer download.
        AND e.current_si_document_id IS NOT DISTINCT FROM n.raw_document_id;
 

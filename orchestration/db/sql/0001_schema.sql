@@ -139,7 +139,7 @@ INSERT INTO processing.job_types
     (type, stage, max_retries, backoff_base_s, backoff_cap_s, lease_seconds, batch_size, description)
 VALUES
     ('basic_discovery',      1, 3, 10, 600, 300,   5, 'Search the register and download the SI documents of what it finds.'),
-    ('xml_parsing',          2, 3,  5, 300, 300, 500, 'Parse a stored SI document into the canonical company record.'),
+    ('xml_parsing',          2, 3,  5, 300, 600, 5000, 'Parse a stored SI document into the canonical company record.'),
     ('shareholder_download', 3, 3, 30, 900, 300,   5, 'Download the shareholder list from the DK tree.'),
     ('shareholder_parsing',  4, 2, 10, 300, 600,  20, 'Extract shareholders from a stored shareholder list.');
 

@@ -1,0 +1,153 @@
+"""Pipeline throughput and latency: Dagster (sensors, daemon, runs) against a plain loop.
+
+1. Throughput: N xml_parsing jobs go through a plain single-process loop (claim a batch, parse,
+   report); then N more go through the sensors and the daemon. Same stage code, same database.
+2. Latency: searches are inserted one at a time; each one's time to the start of the discovery
+   run that takes its job, as p50 and p95.
+
+Last line: one JSON object with dagster_jobs_per_s, plain_loop_jobs_per_s, ratio,
+search_to_run_start_p50_s and search_to_run_start_p95_s.
+
+    .venv/bin/python bench/pipeline.py            # N=10000, 10 searches
+    BENCH_JOBS=2000 BENCH_SEARCHES=5 .venv/bin/python bench/pipeline.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import dagster as dg  # noqa: E402
+import sqlalchemy as sa  # noqa: E402
+
+from bench.common import bench_database, cloned_documents, load_entities, log  # noqa: E402
+from orchestration import devstack  # noqa: E402
+from orchestration.db.engine import create_app_engine  # noqa: E402
+from orchestration.documents import DocumentStore  # noqa: E402
+from orchestration.settings import Settings  # noqa: E402
+from orchestration.stages.parsing import XmlParsingStage  # noqa: E402
+from orchestration.worker import run_batch  # noqa: E402
+from sensors.jobs import BATCH_HEAD_TAG  # noqa: E402
+
+JOBS = int(os.environ.get("BENCH_JOBS", "10000"))
+SEARCHES = int(os.environ.get("BENCH_SEARCHES", "10"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def completed_jobs(engine: sa.Engine, entity_ids: list[str]) -> int:
+    with engine.connect() as conn:
+        return conn.execute(
+            sa.text("""SELECT count(*) FROM processing.processing_jobs
+                        WHERE type = 'xml_parsing' AND status IN ('completed', 'failed')
+                          AND entity_id = ANY(CAST(:ids AS uuid[]))"""),
+            {"ids": entity_ids},
+        ).scalar_one()
+
+
+def plain_loop(engine: sa.Engine, store: DocumentStore, batch_size: int) -> int:
+    done = 0
+    while (report := run_batch(engine, XmlParsingStage(store), f"plain-loop-{os.getpid()}", limit=batch_size)).claimed:
+        done += report.claimed
+    return done
+
+
+def search_latency(engine: sa.Engine, instance: dg.DagsterInstance) -> float:
+    with engine.begin() as conn:
+        row = conn.execute(
+            sa.text("""INSERT INTO public.searches (user_id, query) VALUES (:u, 'GmbH')
+                       RETURNING id, extract(epoch FROM created_at) AS created"""),
+            {"u": str(uuid.uuid4())},
+        ).one()
+        job_id = str(conn.execute(
+            sa.text("SELECT id FROM processing.processing_jobs WHERE search_id = :s"), {"s": row.id}
+        ).scalar_one())
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        records = instance.get_run_records(dg.RunsFilter(tags={BATCH_HEAD_TAG: job_id}), limit=1)
+        if records and records[0].start_time:
+            return records[0].start_time - float(row.created)
+        time.sleep(0.2)
+    raise TimeoutError(f"no run started for search {row.id} within 120 s")
+
+
+def main() -> None:
+    url = bench_database("hreg_bench_pipeline")
+    data_dir = Path(tempfile.mkdtemp(prefix="hreg-bench-pipeline-"))
+    os.environ.update({
+        "HREG_DATABASE_URL": url.render_as_string(hide_password=False),
+        "HREG_DATA_DIR": str(data_dir),
+        "HREG_SAMPLE_REGISTER_PORT": str(free_port()),
+    })
+    settings = Settings()
+    engine = create_app_engine(url)
+    store = DocumentStore(settings.documents_dir)
+    with engine.connect() as conn:
+        batch_size = conn.execute(sa.text("SELECT batch_size FROM processing.job_types WHERE type = 'xml_parsing'")).scalar_one()
+
+    log(f"generating {2 * JOBS} SI documents…")
+    documents = cloned_documents(2 * JOBS)
+
+    load_entities(engine, store, documents[:JOBS])
+    log(f"plain loop over {JOBS} jobs (batch {batch_size})…")
+    started = time.monotonic()
+    plain_done = plain_loop(engine, store, batch_size)
+    plain_per_s = plain_done / (time.monotonic() - started)
+    log(f"plain loop: {plain_per_s:.0f} jobs/s")
+
+    stack = devstack.prepare(settings)
+    log_dir = data_dir / "logs"
+    try:
+        devstack.start_sample_register(stack, log_dir)
+        devstack.start_dagster(stack, webserver=False, log_dir=log_dir)
+        instance = dg.DagsterInstance.from_config(str(stack.dagster_home))
+        # Let the daemon come up and tick once, so that its start-up is not counted as throughput.
+        time.sleep(10)
+
+        entity_ids = load_entities(engine, store, documents[JOBS:])
+        log(f"dagster over {JOBS} jobs…")
+        started = time.monotonic()
+        while (done := completed_jobs(engine, entity_ids)) < JOBS:
+            if time.monotonic() - started > 900:
+                raise TimeoutError(f"only {done} of {JOBS} jobs done after 900 s")
+            time.sleep(0.5)
+        dagster_per_s = JOBS / (time.monotonic() - started)
+        runs = instance.get_runs_count(dg.RunsFilter(job_name="xml_parsing_job"))
+        log(f"dagster: {dagster_per_s:.0f} jobs/s in {runs} runs")
+
+        latencies = []
+        for i in range(SEARCHES):
+            latencies.append(search_latency(engine, instance))
+            log(f"search {i + 1}: run started after {latencies[-1]:.2f} s")
+    finally:
+        devstack.stop(stack)
+        engine.dispose()
+
+    latencies.sort()
+    p95_index = min(len(latencies) - 1, round(0.95 * (len(latencies) - 1)))
+    print(json.dumps({
+        "jobs": JOBS,
+        "xml_parsing_runs": runs,
+        "dagster_jobs_per_s": round(dagster_per_s, 1),
+        "plain_loop_jobs_per_s": round(plain_per_s, 1),
+        "ratio": round(dagster_per_s / plain_per_s, 3),
+        "search_to_run_start_p50_s": round(statistics.median(latencies), 2),
+        "search_to_run_start_p95_s": round(latencies[p95_index], 2),
+    }))
+
+
+if __name__ == "__main__":
+    main()
