@@ -1,0 +1,56 @@
+"""The register client interface: what discovery and downloads need from the register.
+
+One implementation exists, `PortalClient`, which speaks the portal's protocol over HTTP; the
+sample register imitates that protocol, so the same client talks to both.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from orchestration.register.models import DocumentNode, ResultRow, SearchMode
+
+
+class RegisterClient(ABC):
+    """Search the register and fetch a company's documents.
+
+    Every call may raise `orchestration.failures.JobError`: transient classes (``timeout``,
+    ``dependency_unavailable``) for network errors, timeouts, 5xx, 429 and the portal's
+    rate-limit page; ``parser_error`` when a page does not look as expected. A search without
+    hits returns an empty list.
+    """
+
+    @abstractmethod
+    def search(
+        self,
+        query: str,
+        mode: SearchMode | str = SearchMode.ALL,
+        *,
+        register_type: str | None = None,
+        court: str | None = None,
+        register_number: str | None = None,
+        include_deleted: bool = False,
+        max_results: int = 10,
+    ) -> list[ResultRow]:
+        """Result rows of the advanced search; ``court`` is a court code or name."""
+
+    @abstractmethod
+    def download_si(self, row: ResultRow) -> tuple[bytes, str]:
+        """The SI document (XJustiz XML) of a row and the filename the portal gave it."""
+
+    @abstractmethod
+    def list_documents(self, row: ResultRow) -> list[DocumentNode]:
+        """The DK tree of a row, every folder expanded."""
+
+    @abstractmethod
+    def download_document(self, row: ResultRow, node: DocumentNode) -> tuple[bytes, str, str]:
+        """A document of the DK tree: its bytes, media type and filename."""
+
+    def close(self) -> None:
+        """Release connections; the client must not be used afterwards."""
+
+    def __enter__(self) -> RegisterClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

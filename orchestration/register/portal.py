@@ -1,0 +1,330 @@
+"""The register client over HTTP, following the portal's JSF/PrimeFaces flow.
+
+start page → navigation form ("advanced search") → search form `schlagwoerter`… → result table →
+document links posted with their ids (SI: a download; DK: the document tree, expanded and
+selected through PrimeFaces partial AJAX requests, then the download button).
+
+The live portal and the sample register are driven by this same code; only the base URL differs.
+Each HTTP request takes a token of the shared rate limit first. The client keeps one portal
+session (cookies and the current views) and is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.message import Message
+from pathlib import Path
+from typing import TypeVar
+
+import httpx
+from lxml import etree
+
+from orchestration.failures import FailureClass, JobError
+from orchestration.register import errors, pages
+from orchestration.register.client import RegisterClient
+from orchestration.register.errors import PageStructureError
+from orchestration.register.models import DocumentNode, ResultRow, SearchMode, walk_nodes
+from orchestration.register.ratelimit import SharedRateLimiter
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_AJAX_HEADERS = {"Faces-Request": "partial/ajax", "X-Requested-With": "XMLHttpRequest"}
+_PORTAL_MAX_PAGE = 100
+
+
+@dataclass
+class _Page:
+    url: str
+    content: bytes
+    doc: object  # lxml document
+
+
+@dataclass
+class _OpenTree:
+    """The DK view of one row in this session: the tree as loaded so far."""
+
+    row: ResultRow
+    tree: pages.DocumentTree
+    expanded: set[str] = field(default_factory=set)
+
+
+class PortalClient(RegisterClient):
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        diagnostics_dir: Path,
+        rate_limiter: SharedRateLimiter | None = None,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.diagnostics_dir = diagnostics_dir
+        self.rate_limiter = rate_limiter
+        self._http = httpx.Client(
+            follow_redirects=True,
+            timeout=timeout_s,
+            headers={"Accept-Language": "de-DE,de;q=0.9,en;q=0.8", "User-Agent": "handelsregister-orchestration"},
+        )
+        self._page: _Page | None = None
+        self._search_form: pages.SearchForm | None = None
+        self._results: list[pages.ResultEntry] = []
+        self._results_form: pages.Form | None = None
+        self._tree: _OpenTree | None = None
+
+    def close(self) -> None:
+        self._http.close()
+
+    # ------------------------------------------------------------------------- HTTP
+
+    def _request(self, method: str, url: str, what: str, *, data=None, headers=None) -> httpx.Response:
+        if self.rate_limiter is not None:
+            self.rate_limiter.acquire(what)
+        log.debug("%s %s (%s)", method, url, what)
+        try:
+            response = self._http.request(method, url, data=data, headers=headers)
+        except httpx.HTTPError as exc:
+            raise errors.network_error(exc, what) from exc
+        if response.status_code >= 400:
+            raise errors.status_error(response, what)
+        return response
+
+    def _unexpected(self, content: bytes, what: str, exc: PageStructureError) -> JobError:
+        """A response that does not fit the flow: the portal's rate-limit page, or a parser error."""
+        try:
+            rate_limited = pages.is_rate_limit_page(pages.parse_page(content))
+        except (PageStructureError, etree.ParserError):
+            rate_limited = False
+        if rate_limited:
+            return errors.rate_limited_error(what)
+        return errors.parser_error(self.diagnostics_dir, content, what, exc)
+
+    def _read(self, content: bytes, what: str, read: Callable[[object], T]) -> T:
+        try:
+            return read(pages.parse_page(content))
+        except PageStructureError as exc:
+            raise self._unexpected(content, what, exc) from exc
+
+    def _load_page(self, method: str, url: str, what: str, data=None) -> _Page:
+        response = self._request(method, url, what, data=data)
+        page = _Page(str(response.url), response.content, self._read(response.content, what, lambda doc: doc))
+        self._page = page
+        return page
+
+    def _partial(self, url: str, payload: list[tuple[str, str]], what: str, read: Callable[[pages.PartialResponse], T]) -> T:
+        """Post a PrimeFaces AJAX request and apply ``read`` to its partial response."""
+        response = self._request("POST", url, what, data=payload, headers=_AJAX_HEADERS)
+        try:
+            return read(pages.parse_partial_response(response.content))
+        except PageStructureError as exc:
+            raise self._unexpected(response.content, what, exc) from exc
+
+    def _download(self, url: str, payload: list[tuple[str, str]], what: str) -> tuple[bytes, str, str]:
+        response = self._request("POST", url, what, data=payload)
+        disposition = response.headers.get("content-disposition", "")
+        if "attachment" not in disposition.lower():
+            exc = PageStructureError(f"expected a download, got {response.headers.get('content-type')!r}")
+            raise self._unexpected(response.content, what, exc)
+        message = Message()
+        message["content-disposition"] = disposition
+        filename = message.get_filename() or "download"
+        media_type = response.headers.get("content-type", "application/octet-stream").split(";")[0].strip()
+        return response.content, media_type, filename
+
+    # ------------------------------------------------------------------------- search
+
+    def _open_search_form(self) -> pages.SearchForm:
+        what = "open the advanced search"
+        if self._page is None:
+            self._load_page("GET", self.base_url + "/", "open the start page")
+        try:
+            form, params = pages.navigation_to_advanced_search(self._page.doc, self._page.url)
+        except PageStructureError:
+            # The current page offers no navigation (an error page, say): start over.
+            self._http.cookies.clear()
+            self._load_page("GET", self.base_url + "/", "open the start page")
+            page = self._page
+            form, params = self._read(page.content, what, lambda doc: pages.navigation_to_advanced_search(doc, page.url))
+        page = self._load_page("POST", form.action, what, data=form.payload(params))
+        self._search_form = self._read(page.content, what, lambda doc: pages.parse_search_form(doc, page.url))
+        return self._search_form
+
+    def search(
+        self,
+        query: str,
+        mode: SearchMode | str = SearchMode.ALL,
+        *,
+        register_type: str | None = None,
+        court: str | None = None,
+        register_number: str | None = None,
+        include_deleted: bool = False,
+        max_results: int = 10,
+    ) -> list[ResultRow]:
+        mode = SearchMode(mode)
+        form = self._open_search_form()
+        fields = {
+            form.keywords_field: query,
+            form.mode_field: form.mode_values[mode],
+            form.register_number_field: register_number or "",
+            form.results_per_page_field: str(_page_size(form.results_per_page, max_results)),
+            form.submit_field: "",
+        }
+        if register_type:
+            if register_type not in form.register_types and register_type not in form.register_types.values():
+                raise ValueError(f"the register has no register type {register_type!r}")
+            fields[form.register_type_field] = form.register_types.get(register_type, register_type)
+        if court:
+            fields[form.court_field] = form.court_value(court)
+        if include_deleted:
+            fields[form.include_deleted_field] = "on"
+        what = f"search {query!r}"
+        drop = frozenset() if include_deleted else frozenset({form.include_deleted_field})
+        page = self._load_page("POST", form.form.action, what, data=form.form.payload(fields, drop=drop))
+        court_codes = {name.casefold(): code for code, name in form.courts.items()}
+        self._results = self._read(page.content, what, lambda doc: pages.parse_results(doc, court_codes))
+        self._results_form = (
+            self._read(page.content, what, lambda doc: pages.form_by_id(doc, self._results[0].form_id, page.url))
+            if self._results
+            else None
+        )
+        rows = [entry.row for entry in self._results[:max_results]]
+        log.info("search %r (%s): %d rows", query, mode.value, len(rows))
+        return rows
+
+    def _entry_for(self, row: ResultRow) -> pages.ResultEntry:
+        """The row in this session's result table, searching for it by register number if need be."""
+        for entry in self._results:
+            if entry.row.same_entry(row):
+                return entry
+        self.search(
+            "",
+            register_type=row.register_type,
+            court=row.court_code or row.court,
+            register_number=row.register_number,
+            include_deleted=True,
+            max_results=_PORTAL_MAX_PAGE,
+        )
+        for entry in self._results:
+            if entry.row.same_entry(row):
+                return entry
+        raise JobError(
+            FailureClass.DEPENDENCY_UNAVAILABLE,
+            f"{row.court} {row.register_designation} is not in the register's results",
+            source=errors.SOURCE,
+            code="not_found",
+        )
+
+    def _document_link(self, row: ResultRow, kind: str) -> tuple[pages.Form, dict[str, str]]:
+        entry = self._entry_for(row)
+        if kind not in entry.links:
+            raise JobError(
+                FailureClass.INVALID_FILE,
+                f"{row.court} {row.register_designation} offers no {kind} document",
+                source=errors.SOURCE,
+                code="no_document",
+            )
+        return self._results_form, entry.links[kind]
+
+    # ------------------------------------------------------------------------- SI
+
+    def download_si(self, row: ResultRow) -> tuple[bytes, str]:
+        form, link = self._document_link(row, "SI")
+        what = f"download SI of {row.court} {row.register_designation}"
+        content, _media_type, filename = self._download(form.action, form.payload(link), what)
+        try:
+            etree.fromstring(content)
+        except etree.XMLSyntaxError as exc:
+            raise errors.truncated_error(what, str(exc)) from exc
+        return content, filename
+
+    # ------------------------------------------------------------------------- DK tree
+
+    def _open_tree(self, row: ResultRow) -> _OpenTree:
+        if self._tree is not None and self._tree.row.same_entry(row):
+            return self._tree
+        form, link = self._document_link(row, "DK")
+        what = f"open the documents of {row.court} {row.register_designation}"
+        page = self._load_page("POST", form.action, what, data=form.payload(link))
+        tree = self._read(page.content, what, lambda doc: pages.parse_document_tree(doc, page.url))
+        self._tree = _OpenTree(row=row, tree=tree)
+        return self._tree
+
+    def _tree_request(
+        self, open_tree: _OpenTree, fields: dict[str, str], render: str, what: str, read: Callable[[pages.PartialResponse], T]
+    ) -> T:
+        tree = open_tree.tree
+        payload = tree.form.payload(
+            {
+                "javax.faces.partial.ajax": "true",
+                "javax.faces.source": tree.tree_id,
+                "javax.faces.partial.execute": tree.tree_id,
+                "javax.faces.partial.render": render,
+                **fields,
+            }
+        )
+
+        def read_and_track_view_state(response: pages.PartialResponse) -> T:
+            if response.view_state:
+                tree.form = tree.form.with_view_state(response.view_state)
+            return read(response)
+
+        return self._partial(tree.form.action, payload, what, read_and_track_view_state)
+
+    def _expand(self, open_tree: _OpenTree, node: DocumentNode) -> None:
+        tree_id = open_tree.tree.tree_id
+        what = f"expand {node.label!r} of {open_tree.row.register_designation}"
+        node.children = self._tree_request(
+            open_tree,
+            {f"{tree_id}_expand": node.row_key},
+            tree_id,
+            what,
+            lambda response: pages.parse_tree_nodes(response.fragment(tree_id)),
+        )
+        open_tree.expanded.add(node.row_key)
+
+    def _load_folders(self, open_tree: _OpenTree, until: str | None = None) -> None:
+        """Expand folders not yet loaded: all of them, or only the ancestors of row key ``until``."""
+        pending = True
+        while pending:
+            pending = False
+            for node in walk_nodes(open_tree.tree.nodes):
+                wanted = until is None or until.startswith(node.row_key + "_")
+                if node.kind == "folder" and node.row_key not in open_tree.expanded and wanted:
+                    self._expand(open_tree, node)
+                    pending = True
+                    break
+
+    def list_documents(self, row: ResultRow) -> list[DocumentNode]:
+        open_tree = self._open_tree(row)
+        self._load_folders(open_tree)
+        return [node.model_copy(deep=True) for node in open_tree.tree.nodes]
+
+    def download_document(self, row: ResultRow, node: DocumentNode) -> tuple[bytes, str, str]:
+        open_tree = self._open_tree(row)
+        self._load_folders(open_tree, until=node.row_key)
+        tree = open_tree.tree
+        what = f"download {node.label!r} of {row.court} {row.register_designation}"
+        selection = {
+            "javax.faces.behavior.event": "select",
+            "javax.faces.partial.event": "select",
+            f"{tree.tree_id}_selection": node.row_key,
+            f"{tree.tree_id}_instantSelection": node.row_key,
+        }
+        button = self._tree_request(
+            open_tree, selection, tree.select_render, what, lambda response: pages.button_in(response.fragment(tree.select_render))
+        )
+        payload = tree.form.payload({f"{tree.tree_id}_selection": node.row_key, button: ""})
+        content, media_type, filename = self._download(tree.form.action, payload, what)
+        if media_type == "application/pdf" and b"%%EOF" not in content[-1024:]:
+            raise errors.truncated_error(what, "PDF without end marker")
+        return content, media_type, filename
+
+
+def _page_size(options: list[int], wanted: int) -> int:
+    """The smallest results-per-page option that shows ``wanted`` rows, else the largest."""
+    if not options:
+        raise ValueError("the search form offers no page sizes")
+    return next((n for n in options if n >= wanted), options[-1])
