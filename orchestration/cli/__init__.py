@@ -22,3 +22,7 @@ main.add_command(_db.db)
 from orchestration.cli import dev as _dev  # noqa: E402
 
 main.add_command(_dev.dev)
+
+from orchestration.cli import xjustiz as _xjustiz  # noqa: E402
+
+main.add_command(_xjustiz.xjustiz)
