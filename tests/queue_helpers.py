@@ -96,6 +96,14 @@ def make_due(conn: sa.Connection, job_id: str) -> None:
     conn.execute(sa.text("UPDATE processing.processing_jobs SET next_attempt_at = now() WHERE id = :id"), {"id": job_id})
 
 
+def expire_lease(conn: sa.Connection, job_id: str) -> None:
+    """Move the lease into the past, as if the worker had stopped heart-beating long ago."""
+    conn.execute(
+        sa.text("UPDATE processing.processing_jobs SET lease_until = now() - interval '1 second' WHERE id = :id"),
+        {"id": job_id},
+    )
+
+
 def claim_one(conn: sa.Connection, job_type: str, worker_id: str = "worker-1", lease_seconds: int = 60) -> queue.ClaimedJob:
     [claimed] = queue.claim(conn, job_type, 1, worker_id, lease_seconds)
     return claimed
