@@ -1,0 +1,270 @@
+"""Actions, and the queue of actions that run later (automation.scheduled_action).
+
+Database actions (enqueue a job, write a notification) run in the transaction that logs the
+firing, unless the rule delays them. Webhooks, delayed actions and retries go through
+scheduled_action: ``run_due_actions`` claims due rows with ``FOR UPDATE SKIP LOCKED``, so two
+evaluators never run the same action, and an action whose ``expires_at`` has passed never runs.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from time import monotonic
+from typing import Any, Mapping
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from orchestration.automation import webhooks
+from orchestration.automation.rules import Rule, get_rule
+from orchestration.automation.tables import notifications, scheduled_action, trigger_log
+
+RETRY_BACKOFF_BASE_S = 30
+RETRY_BACKOFF_CAP_S = 3600
+# A claim older than this belongs to an evaluator that died; the action is due again.
+STALE_CLAIM_S = 300
+
+# The outcome a settled scheduled action gives the firing it belongs to.
+_LOG_STATUS = {"completed": "success", "failed": "failed", "expired": "expired", "cancelled": "cancelled"}
+
+
+class ActionError(Exception):
+    """An action that cannot be carried out for this event."""
+
+
+def describe_error(exc: Exception) -> str:
+    """One line a person can act on; driver errors carry their SQL and parameters otherwise."""
+    if isinstance(exc, sa.exc.DBAPIError) and exc.orig is not None:
+        return str(exc.orig).strip().splitlines()[0]
+    return str(exc)
+
+
+def execute_database_action(
+    conn: sa.Connection, rule: Rule, action_type: str, action_config: Mapping[str, Any],
+    event: Mapping[str, Any], trigger_log_id: int,
+) -> None:
+    """Run an action that only writes to the database, in the caller's transaction."""
+    if action_type == "enqueue_job":
+        if not event.get("entity_id"):
+            raise ActionError("the event concerns no company, so no job can be queued for it")
+        if action_config["job"] == "rediscovery":
+            conn.execute(
+                sa.text("SELECT automation.request_rediscovery(:entity_id, :requested_by, :reason)"),
+                {"entity_id": event["entity_id"], "requested_by": rule.created_by,
+                 "reason": f"re-check by monitoring rule {rule.id} ({rule.name})"},
+            )
+        else:
+            conn.execute(
+                sa.text("SELECT processing.request_shareholder_research(:entity_id, :requested_by)"),
+                {"entity_id": event["entity_id"], "requested_by": rule.created_by},
+            )
+    elif action_type == "notification":
+        conn.execute(notifications.insert().values(
+            organization_id=rule.organization_id,
+            user_id=action_config.get("user_id"),
+            trigger_rule_id=rule.id,
+            trigger_log_id=trigger_log_id,
+            entity_id=event.get("entity_id"),
+            title=event["summary"],
+            event=event,
+        ))
+    else:
+        raise ValueError(f"{action_type} is not a database action")
+
+
+def schedule_action(
+    conn: sa.Connection, rule: Rule, subject_id: uuid.UUID, event: Mapping[str, Any], trigger_log_id: int,
+) -> int:
+    """Queue the rule's action for later; its expiry counts from when it is due."""
+    config = rule.action_config
+    execute_at = sa.func.now() + timedelta(seconds=rule.delay_seconds)
+    expires_after = config.get("expires_after_seconds")
+    return conn.execute(
+        scheduled_action.insert()
+        .values(
+            trigger_rule_id=rule.id,
+            trigger_log_id=trigger_log_id,
+            subject_id=subject_id,
+            organization_id=rule.organization_id,
+            action_type=rule.action_type,
+            action_config=config,
+            source_config=rule.source_config,
+            event=event,
+            execute_at=execute_at,
+            expires_at=execute_at + timedelta(seconds=expires_after) if expires_after else None,
+            max_retries=config.get("max_retries", 0),
+        )
+        .returning(scheduled_action.c.id)
+    ).scalar_one()
+
+
+@dataclass
+class DeliverySummary:
+    completed: int = 0
+    retried: int = 0
+    failed: int = 0
+    expired: int = 0
+    cancelled: int = 0
+
+    def count(self, status: str) -> None:
+        setattr(self, status, getattr(self, status) + 1)
+
+
+_action = scheduled_action.c
+
+
+def _stale_claim() -> sa.ColumnElement[bool]:
+    return sa.and_(_action.status == "processing",
+                   _action.updated_at < sa.func.now() - timedelta(seconds=STALE_CLAIM_S))
+
+
+def _settle(conn: sa.Connection, action: sa.Row, status: str, error: str | None = None) -> None:
+    """Give a scheduled action its final status, and the firing it belongs to its outcome."""
+    conn.execute(
+        scheduled_action.update()
+        .where(_action.id == action.id)
+        .values(
+            status=status,
+            last_error=sa.func.coalesce(sa.literal(error, sa.Text), _action.last_error),
+            updated_at=sa.func.now(),
+            # It ran when it completed or failed; an expired or cancelled action never ran.
+            executed_at=sa.func.now() if status in ("completed", "failed") else None,
+        )
+    )
+    if action.trigger_log_id is not None:
+        conn.execute(
+            trigger_log.update()
+            .where(trigger_log.c.id == action.trigger_log_id)
+            .values(status=_LOG_STATUS[status], error_message=error or action.last_error,
+                    completed_date=sa.func.now())
+        )
+
+
+def _retry_or_fail(conn: sa.Connection, action: sa.Row, error: str, retryable: bool) -> str:
+    attempt = action.retry_count + 1
+    if not retryable or action.retry_count >= action.max_retries:
+        _settle(conn, action, "failed", f"attempt {attempt}: {error}")
+        return "failed"
+    retry_at = datetime.now(timezone.utc) + timedelta(
+        seconds=min(RETRY_BACKOFF_CAP_S, RETRY_BACKOFF_BASE_S * 2**action.retry_count))
+    if action.expires_at is not None and retry_at >= action.expires_at:
+        _settle(conn, action, "expired", f"attempt {attempt}: {error}; no retry before it expires")
+        return "expired"
+    message = f"attempt {attempt}: {error}; retrying at {retry_at.isoformat(timespec='seconds')}"
+    conn.execute(
+        scheduled_action.update()
+        .where(_action.id == action.id)
+        .values(status="pending", retry_count=attempt, execute_at=retry_at, last_error=message,
+                updated_at=sa.func.now())
+    )
+    if action.trigger_log_id is not None:
+        conn.execute(trigger_log.update().where(trigger_log.c.id == action.trigger_log_id).values(error_message=message))
+    return "retried"
+
+
+def expire_overdue(conn: sa.Connection) -> int:
+    """Mark every waiting action whose expiry has passed as expired; returns how many."""
+    expired = conn.execute(
+        scheduled_action.update()
+        .where(_action.expires_at <= sa.func.now(), sa.or_(_action.status == "pending", _stale_claim()))
+        .values(status="expired", updated_at=sa.func.now())
+        .returning(_action.trigger_log_id, _action.last_error)
+    ).all()
+    for row in expired:
+        if row.trigger_log_id is not None:
+            conn.execute(
+                trigger_log.update()
+                .where(trigger_log.c.id == row.trigger_log_id)
+                .values(status="expired", error_message=row.last_error or "expired before it could run",
+                        completed_date=sa.func.now())
+            )
+    return len(expired)
+
+
+def claim_due_actions(conn: sa.Connection, limit: int) -> list[sa.Row]:
+    """Take up to ``limit`` due, unexpired actions; concurrent claimers get disjoint sets."""
+    due = (
+        sa.select(_action.id)
+        .where(
+            sa.or_(sa.and_(_action.status == "pending", _action.execute_at <= sa.func.now()), _stale_claim()),
+            sa.or_(_action.expires_at.is_(None), _action.expires_at > sa.func.now()),
+        )
+        .order_by(_action.execute_at, _action.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+        .cte("due")
+    )
+    return conn.execute(
+        scheduled_action.update()
+        .where(_action.id == due.c.id)
+        .values(status="processing", updated_at=sa.func.now())
+        .returning(*scheduled_action.c)
+    ).all()
+
+
+def _run_claimed(conn: sa.Connection, action: sa.Row) -> str:
+    """Run one claimed action and record how it went; returns its status (or ``retried``)."""
+    with conn.begin():
+        rule = get_rule(conn, action.trigger_rule_id)
+    if rule is None or not rule.live:
+        with conn.begin():
+            _settle(conn, action, "cancelled", "the rule was disabled or deleted before the action ran")
+        return "cancelled"
+    if action.expires_at is not None and action.expires_at <= datetime.now(timezone.utc):
+        with conn.begin():
+            _settle(conn, action, "expired", action.last_error or "expired before it could run")
+        return "expired"
+
+    if action.action_type == "webhook":
+        config = action.action_config
+        payload = {
+            "delivery_id": str(action.id),
+            "attempt": action.retry_count + 1,
+            "organization_id": str(action.organization_id),
+            "rule": {"id": rule.id, "name": rule.name, "source_type": rule.source_type},
+            "event": action.event,
+        }
+        try:
+            webhooks.post(config["url"], config["secret"], payload, delivery_id=str(action.id),
+                          event_type=action.event.get("type", ""), timeout_s=config["timeout_seconds"])
+        except webhooks.WebhookError as exc:
+            with conn.begin():
+                return _retry_or_fail(conn, action, str(exc), exc.retryable)
+        with conn.begin():
+            _settle(conn, action, "completed")
+        return "completed"
+
+    with conn.begin():
+        try:
+            with conn.begin_nested():
+                execute_database_action(conn, rule, action.action_type, action.action_config, action.event,
+                                        action.trigger_log_id)
+        except (ActionError, sa.exc.DBAPIError) as exc:
+            # The database answers the same way next time: no retry.
+            _settle(conn, action, "failed", describe_error(exc))
+            return "failed"
+        _settle(conn, action, "completed")
+    return "completed"
+
+
+def run_due_actions(engine: Engine, *, limit: int = 100, time_budget_s: float = 20.0) -> DeliverySummary:
+    """Expire overdue actions, then run due ones until ``limit`` or the time budget is used up.
+
+    Actions are claimed one at a time, so that those left when the budget ends stay pending for
+    the next call instead of waiting for a claim to go stale."""
+    summary = DeliverySummary()
+    deadline = monotonic() + time_budget_s
+    with engine.connect() as conn:
+        with conn.begin():
+            summary.expired += expire_overdue(conn)
+        for _ in range(limit):
+            if monotonic() >= deadline:
+                break
+            with conn.begin():
+                claimed = claim_due_actions(conn, 1)
+            if not claimed:
+                break
+            summary.count(_run_claimed(conn, claimed[0]))
+    return summary

@@ -1,0 +1,100 @@
+"""Firing a rule for one event: frequency and cooldown, the log row, and the action.
+
+Each firing is one transaction holding an advisory lock on its rule, so that concurrent
+evaluators see each other's firings when they check the limits; the unique (rule, event key)
+index of automation.trigger_log makes a rule fire at most once per event.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from enum import StrEnum
+
+import sqlalchemy as sa
+
+from orchestration.automation.actions import ActionError, describe_error, execute_database_action, schedule_action
+from orchestration.automation.rules import FREQUENCY_WINDOW_SECONDS, Rule
+from orchestration.automation.sources import Event
+from orchestration.automation.tables import trigger_log
+
+# First key of the advisory locks on rules ("hrea"); the second is the rule id.
+_RULE_LOCK_CLASS = 0x68726561
+
+
+class Outcome(StrEnum):
+    SUCCEEDED = "succeeded"  # the action ran at once and succeeded
+    FAILED = "failed"  # the action ran at once and failed
+    SCHEDULED = "scheduled"  # the action waits in automation.scheduled_action
+    HELD_BACK = "held_back"  # frequency or cooldown: the rule did not fire
+    ALREADY_FIRED = "already_fired"  # the rule fired for this event before
+
+    @property
+    def fired(self) -> bool:
+        return self in (Outcome.SUCCEEDED, Outcome.FAILED, Outcome.SCHEDULED)
+
+
+def fired_within(conn: sa.Connection, rule_id: int, seconds: int | None, subject_id: uuid.UUID | None = None) -> bool:
+    """Whether the rule fired in the last ``seconds`` (ever, when None), for one subject or any."""
+    log = trigger_log.c
+    query = sa.select(log.id).where(log.trigger_rule_id == rule_id).limit(1)
+    if subject_id is not None:
+        query = query.where(log.subject_id == subject_id)
+    if seconds is not None:
+        query = query.where(log.created_date > sa.func.now() - timedelta(seconds=seconds))
+    return conn.execute(query).first() is not None
+
+
+def _held_back(conn: sa.Connection, rule: Rule, subject_id: uuid.UUID, apply_cooldown: bool) -> bool:
+    if rule.frequency != "always" and fired_within(
+        conn, rule.id, FREQUENCY_WINDOW_SECONDS.get(rule.frequency), subject_id
+    ):
+        return True
+    return apply_cooldown and rule.cooldown_seconds is not None and fired_within(conn, rule.id, rule.cooldown_seconds)
+
+
+def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool = True) -> Outcome:
+    """Fire ``rule`` for ``event`` unless a limit holds it back; log it and run or queue its action.
+
+    ``apply_cooldown`` is False inside a scheduled run, whose cooldown is checked once per run."""
+    with conn.begin():
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_RULE_LOCK_CLASS, rule.id)))
+        already = conn.execute(
+            sa.select(trigger_log.c.id).where(trigger_log.c.trigger_rule_id == rule.id,
+                                               trigger_log.c.event_key == event.key)
+        ).first()
+        if already is not None:
+            return Outcome.ALREADY_FIRED
+        if _held_back(conn, rule, event.subject_id, apply_cooldown):
+            return Outcome.HELD_BACK
+
+        document = event.as_json()
+        log_id = conn.execute(
+            trigger_log.insert()
+            .values(
+                trigger_rule_id=rule.id,
+                event_key=event.key,
+                subject_id=event.subject_id,
+                trigger_on=event.source_type,
+                event=document,
+                action_type=rule.action_type,
+                action_config=rule.action_config,
+                status="scheduled" if rule.runs_later else "success",
+                organization_id=rule.organization_id,
+                completed_date=None if rule.runs_later else sa.func.now(),
+            )
+            .returning(trigger_log.c.id)
+        ).scalar_one()
+        if rule.runs_later:
+            schedule_action(conn, rule, event.subject_id, document, log_id)
+            return Outcome.SCHEDULED
+        try:
+            with conn.begin_nested():
+                execute_database_action(conn, rule, rule.action_type, rule.action_config, document, log_id)
+        except (ActionError, sa.exc.DBAPIError) as exc:
+            conn.execute(
+                trigger_log.update().where(trigger_log.c.id == log_id)
+                .values(status="failed", error_message=describe_error(exc))
+            )
+            return Outcome.FAILED
+        return Outcome.SUCCEEDED

@@ -1,0 +1,439 @@
+"""Event sources: what happened since a cursor, and which rules it concerns.
+
+Four streams feed the event-driven rules, each read in id (or creation) order from where the
+cursor stands:
+
+- content.entity_revisions: a new revision is a change of a company's record; it is compared
+  with the previous revision of the same ``source_record_key`` to tell which fields changed. The
+  first revision of a record has nothing to compare with and is no change.
+- content.shareholder_lists: a valid list whose content differs from the company's previous
+  valid list is a change of the field ``shareholders``.
+- content.entities: a new company, for rules that match it against a saved search.
+- processing.job_step_history: a transition to ``failed`` of a job that is still failed, i.e.
+  one the database did not re-queue, is a permanent failure.
+
+The cursor only makes evaluation incremental: a rule fires at most once per event key
+(automation.trigger_log), so reading an event twice is harmless.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any, Iterable, Mapping
+
+import sqlalchemy as sa
+
+from orchestration.automation.rules import CHANGE_FIELDS, Rule
+from orchestration.automation.tables import watch_list
+
+EVENT_SOURCE_TYPES = ("entity_changed", "search_match", "job_failed")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened and may fire rules of ``source_type``."""
+
+    source_type: str
+    # Unique among the events of all sources; a rule fires at most once per key.
+    key: str
+    # What the frequency limit counts per: the company, or the search of a failed search job.
+    subject_id: uuid.UUID
+    entity_id: uuid.UUID | None
+    occurred_at: datetime
+    summary: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+    changed_fields: frozenset[str] = frozenset()
+
+    def as_json(self) -> dict[str, Any]:
+        """The event as stored in the log and sent to webhooks."""
+        document = {
+            "type": self.source_type,
+            "key": self.key,
+            "entity_id": self.entity_id,
+            "occurred_at": self.occurred_at,
+            "summary": self.summary,
+            **self.details,
+        }
+        return json.loads(json.dumps(document, default=str))
+
+
+@dataclass(frozen=True)
+class EventCursor:
+    """How far each stream has been evaluated."""
+
+    revision_id: int = 0
+    shareholder_list_id: int = 0
+    entity_created_at: datetime = _EPOCH
+    entity_id: str = ""
+    failure_history_id: int = 0
+
+    def to_json(self) -> str:
+        document = asdict(self)
+        document["entity_created_at"] = self.entity_created_at.isoformat()
+        return json.dumps(document, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> EventCursor:
+        document = json.loads(text)
+        document["entity_created_at"] = datetime.fromisoformat(document["entity_created_at"])
+        return cls(**document)
+
+    @classmethod
+    def at_end(cls, conn: sa.Connection) -> EventCursor:
+        """A cursor past everything that exists now: monitoring starts from the present."""
+        return cls(
+            revision_id=_max_id(conn, "content.entity_revisions"),
+            shareholder_list_id=_max_id(conn, "content.shareholder_lists"),
+            failure_history_id=_max_id(conn, "processing.job_step_history"),
+            **_newest_entity(conn),
+        )
+
+
+def _max_id(conn: sa.Connection, table: str) -> int:
+    return conn.execute(sa.text(f"SELECT coalesce(max(id), 0) FROM {table}")).scalar_one()
+
+
+def _newest_entity(conn: sa.Connection) -> dict[str, Any]:
+    row = conn.execute(
+        sa.text("SELECT created_at, id FROM content.entities ORDER BY created_at DESC, id DESC LIMIT 1")
+    ).first()
+    if row is None:
+        return {"entity_created_at": _EPOCH, "entity_id": ""}
+    return {"entity_created_at": row.created_at, "entity_id": str(row.id)}
+
+
+@dataclass(frozen=True)
+class EventBatch:
+    events: list[Event]
+    cursor: EventCursor
+    # Some stream returned a full batch: more events may be waiting.
+    more: bool
+
+
+_REVISIONS = sa.text("""
+    SELECT r.id, r.entity_id, r.created_at, r.record, p.id AS previous_id, p.record AS previous_record,
+           e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
+      FROM content.entity_revisions r
+      JOIN content.entities e ON e.id = r.entity_id
+      LEFT JOIN LATERAL (
+          SELECT p.id, p.record FROM content.entity_revisions p
+           WHERE p.source_record_key = r.source_record_key AND p.id < r.id
+           ORDER BY p.id DESC LIMIT 1) p ON true
+     WHERE r.id > :after
+     ORDER BY r.id
+     LIMIT :limit
+""")
+
+_SHAREHOLDER_LISTS = sa.text("""
+    SELECT l.id, l.entity_id, l.created_at, p.id AS previous_id, p.content_hash <> l.content_hash AS changed,
+           e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
+      FROM content.shareholder_lists l
+      JOIN content.entities e ON e.id = l.entity_id
+      LEFT JOIN LATERAL (
+          SELECT p.id, p.content_hash FROM content.shareholder_lists p
+           WHERE p.entity_id = l.entity_id AND p.id < l.id AND p.valid
+           ORDER BY p.id DESC LIMIT 1) p ON true
+     WHERE l.id > :after AND l.valid
+     ORDER BY l.id
+     LIMIT :limit
+""")
+
+_NEW_ENTITIES = sa.text("""
+    SELECT id, name, court_code, court_name, register_type, register_number, register_suffix,
+           legal_form, seat, created_at
+      FROM content.entities
+     WHERE (created_at, id) > (:after_created_at, CAST(:after_id AS uuid))
+     ORDER BY created_at, id
+     LIMIT :limit
+""")
+
+# Failure transitions up to a fixed upper id, so that the cursor can move past the many other
+# history rows (claims, completions) when there is no failure among them.
+_PERMANENT_FAILURES = sa.text("""
+    SELECT h.id AS history_id, h.created_at, j.id AS job_id, j.type AS job_type, j.failure_class, j.entity_id,
+           j.search_id, j.retry_count, j.result -> 'error' AS error,
+           e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
+      FROM processing.job_step_history h
+      JOIN processing.processing_jobs j ON j.id = h.job_id AND j.status = 'failed'
+      LEFT JOIN content.entities e ON e.id = j.entity_id
+     WHERE h.id > :after AND h.id <= :upto AND h.status = 'failed'
+     ORDER BY h.id
+     LIMIT :limit
+""")
+
+
+def _entity_details(row: Any) -> dict[str, Any]:
+    return {
+        "name": row.name,
+        "court_code": row.court_code,
+        "register_type": row.register_type,
+        "register_number": row.register_number,
+        "register_suffix": row.register_suffix,
+    }
+
+
+# Fields that say how a record was made, not what the company is: a re-parse with a new parser
+# changes them without any change in the register.
+_PROVENANCE_FIELDS = frozenset({"parser_version", "source"})
+
+
+def changed_fields(record: Mapping[str, Any], previous: Mapping[str, Any]) -> frozenset[str]:
+    """Top-level fields of a company record whose values differ between two revisions."""
+    keys = (set(record) | set(previous)) - _PROVENANCE_FIELDS
+    return frozenset(key for key in keys if record.get(key) != previous.get(key))
+
+
+def _revision_events(conn: sa.Connection, after: int, limit: int) -> tuple[list[Event], int, bool]:
+    rows = conn.execute(_REVISIONS, {"after": after, "limit": limit}).all()
+    events = []
+    for row in rows:
+        if row.previous_id is None:
+            continue
+        fields = changed_fields(row.record, row.previous_record)
+        if not fields:
+            continue
+        # Old and new values of the fields rules can choose; other fields (register entries) are long.
+        reported = sorted(fields & set(CHANGE_FIELDS))
+        events.append(Event(
+            source_type="entity_changed",
+            key=f"revision:{row.id}",
+            subject_id=row.entity_id,
+            entity_id=row.entity_id,
+            occurred_at=row.created_at,
+            summary=f"{row.name}: {', '.join(sorted(fields))} changed",
+            details={
+                **_entity_details(row),
+                "revision_id": row.id,
+                "previous_revision_id": row.previous_id,
+                "changed_fields": sorted(fields),
+                "changes": {f: {"old": row.previous_record.get(f), "new": row.record.get(f)} for f in reported},
+            },
+            changed_fields=fields,
+        ))
+    return events, rows[-1].id if rows else after, len(rows) == limit
+
+
+def _shareholder_events(conn: sa.Connection, after: int, limit: int) -> tuple[list[Event], int, bool]:
+    rows = conn.execute(_SHAREHOLDER_LISTS, {"after": after, "limit": limit}).all()
+    events = [
+        Event(
+            source_type="entity_changed",
+            key=f"shareholder_list:{row.id}",
+            subject_id=row.entity_id,
+            entity_id=row.entity_id,
+            occurred_at=row.created_at,
+            summary=f"{row.name}: shareholders changed",
+            details={
+                **_entity_details(row),
+                "shareholder_list_id": row.id,
+                "previous_shareholder_list_id": row.previous_id,
+                "changed_fields": ["shareholders"],
+            },
+            changed_fields=frozenset({"shareholders"}),
+        )
+        for row in rows
+        if row.changed
+    ]
+    return events, rows[-1].id if rows else after, len(rows) == limit
+
+
+def _new_entity_events(conn: sa.Connection, cursor: EventCursor, limit: int) -> tuple[list[Event], dict[str, Any], bool]:
+    rows = conn.execute(_NEW_ENTITIES, {
+        "after_created_at": cursor.entity_created_at,
+        "after_id": cursor.entity_id or "00000000-0000-0000-0000-000000000000",
+        "limit": limit,
+    }).all()
+    events = [
+        Event(
+            source_type="search_match",
+            key=f"entity:{row.id}",
+            subject_id=row.id,
+            entity_id=row.id,
+            occurred_at=row.created_at,
+            summary=f"New company {row.name}",
+            details={
+                **_entity_details(row),
+                "court_name": row.court_name,
+                "legal_form": row.legal_form,
+                "seat": row.seat,
+            },
+        )
+        for row in rows
+    ]
+    position = {"entity_created_at": rows[-1].created_at, "entity_id": str(rows[-1].id)} if rows else {}
+    return events, position, len(rows) == limit
+
+
+def _failure_events(conn: sa.Connection, after: int, limit: int) -> tuple[list[Event], int, bool]:
+    upto = _max_id(conn, "processing.job_step_history")
+    rows = conn.execute(_PERMANENT_FAILURES, {"after": after, "upto": upto, "limit": limit}).all()
+    events = []
+    for row in rows:
+        subject = row.entity_id or row.search_id
+        what = row.name if row.entity_id else f"search {row.search_id}"
+        error = row.error or {}
+        events.append(Event(
+            source_type="job_failed",
+            key=f"job_failure:{row.history_id}",
+            subject_id=subject,
+            entity_id=row.entity_id,
+            occurred_at=row.created_at,
+            summary=f"{row.job_type} failed permanently ({row.failure_class or 'retries exhausted'}) for {what}",
+            details={
+                **(_entity_details(row) if row.entity_id else {}),
+                "job_id": row.job_id,
+                "job_type": row.job_type,
+                "failure_class": row.failure_class,
+                "error_message": error.get("message"),
+                "search_id": row.search_id,
+                "attempts": row.retry_count + 1,
+            },
+        ))
+    full = len(rows) == limit
+    return events, rows[-1].history_id if full else upto, full
+
+
+def _reads_shareholder_lists(rule: Rule) -> bool:
+    return rule.source_type == "entity_changed" and (not rule.change_fields or "shareholders" in rule.change_fields)
+
+
+def collect_events(conn: sa.Connection, cursor: EventCursor, rules: Iterable[Rule], limit: int) -> EventBatch:
+    """The next events after ``cursor`` in every stream that some rule listens to.
+
+    Streams no rule listens to move straight to their end, so that a rule created later starts
+    from the present instead of scanning history."""
+    rules = list(rules)
+    kinds = {rule.source_type for rule in rules}
+    events: list[Event] = []
+    more = False
+    position: dict[str, Any] = {}
+
+    if "entity_changed" in kinds:
+        found, position["revision_id"], full = _revision_events(conn, cursor.revision_id, limit)
+        events += found
+        more |= full
+    else:
+        position["revision_id"] = _max_id(conn, "content.entity_revisions")
+
+    if any(_reads_shareholder_lists(rule) for rule in rules):
+        found, position["shareholder_list_id"], full = _shareholder_events(conn, cursor.shareholder_list_id, limit)
+        events += found
+        more |= full
+    else:
+        position["shareholder_list_id"] = _max_id(conn, "content.shareholder_lists")
+
+    if "search_match" in kinds:
+        found, entity_position, full = _new_entity_events(conn, cursor, limit)
+        position.update(entity_position)
+        events += found
+        more |= full
+    else:
+        position.update(_newest_entity(conn))
+
+    if "job_failed" in kinds:
+        found, position["failure_history_id"], full = _failure_events(conn, cursor.failure_history_id, limit)
+        events += found
+        more |= full
+    else:
+        position["failure_history_id"] = _max_id(conn, "processing.job_step_history")
+
+    return EventBatch(events=events, cursor=replace(cursor, **position), more=more)
+
+
+# Who watches what ----------------------------------------------------------------------------
+
+Watchers = Mapping[uuid.UUID, set[tuple[uuid.UUID, int | None]]]
+
+
+def load_watchers(conn: sa.Connection, entity_ids: Iterable[uuid.UUID]) -> Watchers:
+    """For each company: the (organization, rule or None) watch-list entries that name it."""
+    ids = list({e for e in entity_ids if e is not None})
+    watchers: dict[uuid.UUID, set[tuple[uuid.UUID, int | None]]] = {}
+    if not ids:
+        return watchers
+    rows = conn.execute(
+        sa.select(watch_list.c.entity_id, watch_list.c.organization_id, watch_list.c.trigger_rule_id)
+        .where(watch_list.c.entity_id.in_(ids))
+    )
+    for row in rows:
+        watchers.setdefault(row.entity_id, set()).add((row.organization_id, row.trigger_rule_id))
+    return watchers
+
+
+def rule_watches(rule: Rule, entity_id: uuid.UUID | None, watchers: Watchers) -> bool:
+    if rule.watch_scope == "all":
+        return True
+    if entity_id is None:
+        return False
+    entry = (rule.organization_id, rule.id if rule.watch_scope == "rule" else None)
+    return entry in watchers.get(entity_id, ())
+
+
+# Saved searches ------------------------------------------------------------------------------
+
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class SavedSearch:
+    """The criteria of a row of public.searches, matched against a company as the portal would."""
+
+    id: uuid.UUID
+    query: str
+    mode: str
+    register_type: str | None
+    court: str | None
+
+    def matches(self, company: Mapping[str, Any]) -> bool:
+        """``company``: name, register_type, court_code and court_name, as in a new-company event."""
+        name = company["name"]
+        if self.register_type and company["register_type"] != self.register_type:
+            return False
+        courts = {company["court_code"].casefold(), (company.get("court_name") or "").casefold()}
+        if self.court and self.court.casefold() not in courts:
+            return False
+        if self.mode == "exact":
+            return " ".join(name.casefold().split()) == " ".join(self.query.casefold().split())
+        wanted = set(_WORD.findall(self.query.casefold()))
+        present = set(_WORD.findall(name.casefold()))
+        return wanted <= present if self.mode == "all" else bool(wanted & present)
+
+
+def load_saved_searches(conn: sa.Connection, rules: Iterable[Rule]) -> dict[uuid.UUID, SavedSearch]:
+    ids = [rule.source_config["search_id"] for rule in rules if rule.source_type == "search_match"]
+    if not ids:
+        return {}
+    rows = conn.execute(
+        sa.text("SELECT id, query, mode, register_type, court FROM public.searches WHERE id = ANY(CAST(:ids AS uuid[]))"),
+        {"ids": ids},
+    )
+    return {row.id: SavedSearch(**row._mapping) for row in rows}
+
+
+def rule_accepts(rule: Rule, event: Event, watchers: Watchers, searches: Mapping[uuid.UUID, SavedSearch]) -> bool:
+    """Whether ``event`` fires ``rule`` (before frequency and cooldown are considered).
+
+    What happened before the rule existed does not fire it: the results a saved search found
+    before its rule was made are not news to whoever made it."""
+    if event.source_type != rule.source_type or event.occurred_at < rule.created_date:
+        return False
+    if rule.source_type == "entity_changed":
+        wanted = rule.change_fields
+        return (not wanted or bool(wanted & event.changed_fields)) and rule_watches(rule, event.entity_id, watchers)
+    if rule.source_type == "search_match":
+        search = searches.get(uuid.UUID(rule.source_config["search_id"]))
+        return search is not None and search.matches(event.details)
+    if rule.source_type == "job_failed":
+        config = rule.source_config
+        d = event.details
+        return (
+            ("job_types" not in config or d["job_type"] in config["job_types"])
+            and ("failure_classes" not in config or d["failure_class"] in config["failure_classes"])
+            and rule_watches(rule, event.entity_id, watchers)
+        )
+    return False
