@@ -10,6 +10,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from datetime import datetime, timezone
 from itertools import count
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 from orchestration.automation import create_rule, watch
+from orchestration.automation.sources import Event
 
 ORGANIZATION = uuid.UUID("00000000-0000-4000-8000-0000000000a1")
 OTHER_ORGANIZATION = uuid.UUID("00000000-0000-4000-8000-0000000000a2")
@@ -99,6 +101,14 @@ def make_rule(conn: sa.Connection, source_type: str, action_type: str = "notific
     )
     watch(conn, ORGANIZATION, watched)
     return rule
+
+
+def change_event(entity_id: uuid.UUID, key: str = "revision:1") -> Event:
+    """A capital change of ``entity_id``, as the entity_changed source reports it."""
+    return Event(source_type="entity_changed", key=key, subject_id=entity_id, entity_id=entity_id,
+                 occurred_at=datetime.now(timezone.utc), summary="Muster GmbH: capital changed",
+                 details={"name": "Muster GmbH", "changed_fields": ["capital"]},
+                 changed_fields=frozenset({"capital"}))
 
 
 def log_rows(conn: sa.Connection, rule_id: int) -> list[sa.Row]:
