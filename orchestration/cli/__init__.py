@@ -26,3 +26,11 @@ main.add_command(_dev.dev)
 from orchestration.cli import xjustiz as _xjustiz  # noqa: E402
 
 main.add_command(_xjustiz.xjustiz)
+
+from orchestration.cli import search as _search  # noqa: E402
+
+main.add_command(_search.search)
+
+from orchestration.cli import status as _status  # noqa: E402
+
+main.add_command(_status.status)

@@ -1,0 +1,106 @@
+"""`hreg search` and `hreg status` against a real database."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from orchestration import queue
+from orchestration.cli import main
+from orchestration.db.engine import get_engine
+from orchestration.failures import JobError
+from orchestration.settings import get_settings
+from queue_helpers import claim_one, insert_search, job, search
+
+
+@pytest.fixture
+def hreg(db_url):
+    """Runs `hreg` in this process against the test's database (HREG_DATABASE_URL)."""
+    get_settings.cache_clear()
+    get_engine.cache_clear()
+    runner = CliRunner()
+    yield lambda *args: runner.invoke(main, list(args))
+    get_engine().dispose()
+    get_settings.cache_clear()
+    get_engine.cache_clear()
+
+
+def printed_ids(output: str) -> dict[str, str]:
+    return dict(line.split() for line in output.splitlines())
+
+
+def test_search_saves_the_search_and_prints_it_with_its_queued_job(hreg, engine):
+    user_id = str(uuid.uuid4())
+    result = hreg("search", "Muster Bau", "--mode", "exact", "--register-type", "HRB", "--court", "D2601V",
+                  "--include-deleted", "--user", user_id)
+    assert result.exit_code == 0, result.output
+    ids = printed_ids(result.output)
+
+    with engine.begin() as conn:
+        saved = search(conn, ids["search"])
+        assert (str(saved.user_id), saved.query, saved.mode, saved.register_type, saved.court, saved.include_deleted) == (
+            user_id, "Muster Bau", "exact", "HRB", "D2601V", True)
+        queued = job(conn, ids["job"])
+        assert (str(queued.search_id), queued.type, queued.status) == (ids["search"], "basic_discovery", "queued")
+
+
+def test_search_without_options_searches_all_words_for_the_command_line_user(hreg, engine):
+    result = hreg("search", "Alpha Beta")
+    assert result.exit_code == 0, result.output
+    with engine.begin() as conn:
+        saved = search(conn, printed_ids(result.output)["search"])
+    assert (str(saved.user_id), saved.mode, saved.register_type, saved.include_deleted) == (
+        str(uuid.UUID(int=0)), "all", None, False)
+
+
+def test_a_blank_search_is_refused_and_nothing_is_saved(hreg, engine):
+    result = hreg("search", "   ")
+    assert result.exit_code == 2
+    assert "must not be blank" in result.output
+    with engine.begin() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM public.searches")).scalar_one() == 0
+
+
+def test_status_of_an_empty_queue(hreg):
+    result = hreg("status")
+    assert result.exit_code == 0, result.output
+    assert "no jobs" in result.output and "no failed jobs" in result.output
+
+
+def fill_queue(engine: sa.Engine) -> None:
+    """Three searches: one failed for good, one queued for two hours, one queued just now."""
+    with engine.begin() as conn:
+        insert_search(conn)
+        failed = claim_one(conn, "basic_discovery")
+        queue.fail(conn, "worker-1", [(failed.id, JobError("parser_error", "unknown result table"))])
+    with engine.begin() as conn:
+        waiting = insert_search(conn)
+        conn.execute(sa.text("UPDATE processing.processing_jobs SET created_at = now() - interval '2 hours' "
+                             "WHERE search_id = :id"), {"id": waiting})
+        insert_search(conn)
+
+
+def test_status_prints_depth_age_and_failures_as_tables(hreg, engine):
+    fill_queue(engine)
+    result = hreg("status")
+    assert result.exit_code == 0, result.output
+    lines = [line.split() for line in result.output.splitlines()]
+    assert ["basic_discovery", "queued", "2", "2h", "00m"] in lines
+    assert ["basic_discovery", "failed", "1", "0s"] in lines
+    assert ["basic_discovery", "parser_error", "1"] in lines
+
+
+def test_status_as_json(hreg, engine):
+    fill_queue(engine)
+    result = hreg("status", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    depth = {(row["type"], row["status"]): row for row in report["queue"]}
+    assert {key: row["jobs"] for key, row in depth.items()} == {
+        ("basic_discovery", "queued"): 2, ("basic_discovery", "failed"): 1}
+    assert 7200 <= depth["basic_discovery", "queued"]["oldest_age_s"] < 7260
+    assert report["failures"] == [{"type": "basic_discovery", "failure_class": "parser_error", "jobs": 1}]
