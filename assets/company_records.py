@@ -1,7 +1,5 @@
 """Parsed XML: the canonical company records, one revision per change, from xml_parsing jobs."""
 
-from __future__ import annotations
-
 import dagster as dg
 import sqlalchemy as sa
 

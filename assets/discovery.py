@@ -1,7 +1,5 @@
 """Discovered entities and their raw SI documents, from basic_discovery jobs."""
 
-from __future__ import annotations
-
 import dagster as dg
 import sqlalchemy as sa
 

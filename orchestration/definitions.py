@@ -9,10 +9,12 @@ from __future__ import annotations
 import dagster as dg
 
 from assets.company_records import build_company_records_asset
+from assets.discovery import build_discovery_assets
 from orchestration import queue
 from orchestration.db.engine import get_engine
 from resources.database import DatabaseResource
 from resources.documents import DocumentStoreResource
+from resources.register import RegisterResource
 from sensors.jobs import build_job_sensor, lease_reaper_sensor
 
 # How often each job type's sensor polls: discovery is what a user waits for.
@@ -35,7 +37,7 @@ def load_job_types() -> dict[str, queue.JobType]:
         ) from exc
 
 
-def asset_job(job_type: str, asset: dg.AssetsDefinition) -> dg.UnresolvedAssetJobDefinition:
+def asset_job(job_type: str, asset: dg.AssetsDefinition):
     return dg.define_asset_job(
         name=f"{job_type}_job",
         selection=dg.AssetSelection.assets(asset),
@@ -49,6 +51,7 @@ def asset_job(job_type: str, asset: dg.AssetsDefinition) -> dg.UnresolvedAssetJo
 def build_definitions() -> dg.Definitions:
     job_types = load_job_types()
     assets_by_type = {
+        "basic_discovery": build_discovery_assets(job_types["basic_discovery"]),
         "xml_parsing": build_company_records_asset(job_types["xml_parsing"]),
     }
     jobs = {job_type: asset_job(job_type, asset) for job_type, asset in assets_by_type.items()}
@@ -62,6 +65,7 @@ def build_definitions() -> dg.Definitions:
         resources={
             "database": DatabaseResource(),
             "documents": DocumentStoreResource(),
+            "register": RegisterResource(),
         },
     )
 

@@ -1,12 +1,10 @@
 """One sensor per job type: poll the due queued jobs and request runs over batches.
-
 A tick only reads the queue; the runs claim and work the jobs. The run key is the identity of a
 batch (the id, attempt and due time of its first job), so a duplicated tick, or a tick that
 comes before the last requested run has claimed its batch, requests nothing new. Runs in flight
 are counted, so that a deep queue never floods the daemon.
 """
 
-from __future__ import annotations
 
 import json
 
@@ -26,7 +24,7 @@ JOB_TYPE_TAG = "hreg/job_type"
 BATCH_HEAD_TAG = "hreg/batch_head"
 
 
-def build_job_sensor(job_type: str, job: dg.UnresolvedAssetJobDefinition, interval_seconds: int) -> dg.SensorDefinition:
+def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefinition:
     @dg.sensor(
         name=f"{job_type}_sensor",
         job=job,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -16,21 +15,10 @@ from orchestration.db import embedded
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import upgrade
 from orchestration.settings import Settings
+from database_helpers import TEMPLATE_DB, clear_process_caches, fresh_database
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = REPO_ROOT.parent / "shared" / "samples"
-TEMPLATE_DB = "hreg_test_template"
-
-
-def clear_process_caches() -> None:
-    """Forget settings and engines cached for the process, so they follow this test's database."""
-    from orchestration.db.engine import get_engine
-    from orchestration.settings import get_settings
-    from resources.database import _engine_for
-
-    get_settings.cache_clear()
-    get_engine.cache_clear()
-    _engine_for.cache_clear()
 
 
 @pytest.fixture(scope="session")
@@ -68,22 +56,6 @@ def template_url(server_url):
     upgrade(engine, Settings())
     engine.dispose()
     return url
-
-
-@contextmanager
-def fresh_database(server_url):
-    """A new database cloned from the migrated template, dropped afterwards."""
-    name = f"hreg_test_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"'))
-    try:
-        yield server_url.set(database=name)
-    finally:
-        with admin.connect() as conn:
-            for db in (name, f"{name}_dagster"):
-                conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)'))
-        admin.dispose()
 
 
 @pytest.fixture

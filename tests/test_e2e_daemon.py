@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from orchestration import devstack
 from orchestration.settings import Settings
-from tests.conftest import clear_process_caches, fresh_database
+from database_helpers import clear_process_caches, fresh_database
 
 pytestmark = pytest.mark.slow
 
