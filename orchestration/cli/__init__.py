@@ -34,3 +34,12 @@ main.add_command(_search.search)
 from orchestration.cli import status as _status  # noqa: E402
 
 main.add_command(_status.status)
+
+from orchestration.cli import register as _register  # noqa: E402
+
+main.add_command(_register.sample_register)
+main.add_command(_register.register)
+
+from orchestration.cli import rules as _rules  # noqa: E402
+
+main.add_command(_rules.rules)

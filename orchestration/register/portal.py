@@ -12,11 +12,12 @@ session (cookies and the current views) and is not thread-safe.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from email.message import Message
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import unquote, urlencode
 
 import httpx
 from lxml import etree
@@ -32,8 +33,11 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_AJAX_HEADERS = {"Faces-Request": "partial/ajax", "X-Requested-With": "XMLHttpRequest"}
+_FORM_HEADERS = {"Content-Type": "application/x-www-form-urlencoded"}
+_AJAX_HEADERS = {**_FORM_HEADERS, "Faces-Request": "partial/ajax", "X-Requested-With": "XMLHttpRequest"}
 _PORTAL_MAX_PAGE = 100
+_FILENAME_UTF8 = re.compile(r"filename\*\s*=\s*UTF-8''([^;]+)", re.IGNORECASE)
+_FILENAME = re.compile(r'filename\s*=\s*"?([^";]+)"?', re.IGNORECASE)
 
 
 @dataclass
@@ -80,12 +84,19 @@ class PortalClient(RegisterClient):
 
     # ------------------------------------------------------------------------- HTTP
 
-    def _request(self, method: str, url: str, what: str, *, data=None, headers=None) -> httpx.Response:
+    def _request(
+        self, method: str, url: str, what: str, *, data: list[tuple[str, str]] | None = None, headers: dict | None = None
+    ) -> httpx.Response:
+        """One retrieval: a token of the shared rate limit, then the request. Form fields are
+        sent in page order, repeated names included, as a browser does."""
         if self.rate_limiter is not None:
             self.rate_limiter.acquire(what)
         log.debug("%s %s (%s)", method, url, what)
+        content = urlencode(data) if data is not None else None
+        if content is not None:
+            headers = headers or _FORM_HEADERS
         try:
-            response = self._http.request(method, url, data=data, headers=headers)
+            response = self._http.request(method, url, content=content, headers=headers)
         except httpx.HTTPError as exc:
             raise errors.network_error(exc, what) from exc
         if response.status_code >= 400:
@@ -128,9 +139,7 @@ class PortalClient(RegisterClient):
         if "attachment" not in disposition.lower():
             exc = PageStructureError(f"expected a download, got {response.headers.get('content-type')!r}")
             raise self._unexpected(response.content, what, exc)
-        message = Message()
-        message["content-disposition"] = disposition
-        filename = message.get_filename() or "download"
+        filename = _filename(disposition)
         media_type = response.headers.get("content-type", "application/octet-stream").split(";")[0].strip()
         return response.content, media_type, filename
 
@@ -138,16 +147,12 @@ class PortalClient(RegisterClient):
 
     def _open_search_form(self) -> pages.SearchForm:
         what = "open the advanced search"
-        if self._page is None:
-            self._load_page("GET", self.base_url + "/", "open the start page")
-        try:
-            form, params = pages.navigation_to_advanced_search(self._page.doc, self._page.url)
-        except PageStructureError:
-            # The current page offers no navigation (an error page, say): start over.
+        if self._page is None or not _offers_navigation(self._page):
+            # No page yet, or one without navigation (an error page, say): start a new session.
             self._http.cookies.clear()
             self._load_page("GET", self.base_url + "/", "open the start page")
-            page = self._page
-            form, params = self._read(page.content, what, lambda doc: pages.navigation_to_advanced_search(doc, page.url))
+        start = self._page
+        form, params = self._read(start.content, what, lambda doc: pages.navigation_to_advanced_search(doc, start.url))
         page = self._load_page("POST", form.action, what, data=form.payload(params))
         self._search_form = self._read(page.content, what, lambda doc: pages.parse_search_form(doc, page.url))
         return self._search_form
@@ -323,8 +328,25 @@ class PortalClient(RegisterClient):
         return content, media_type, filename
 
 
+def _offers_navigation(page: _Page) -> bool:
+    try:
+        pages.navigation_to_advanced_search(page.doc, page.url)
+    except PageStructureError:
+        return False
+    return True
+
+
 def _page_size(options: list[int], wanted: int) -> int:
     """The smallest results-per-page option that shows ``wanted`` rows, else the largest."""
     if not options:
         raise ValueError("the search form offers no page sizes")
     return next((n for n in options if n >= wanted), options[-1])
+
+
+def _filename(disposition: str) -> str:
+    """The filename of a Content-Disposition header, preferring the UTF-8 form (RFC 6266)."""
+    if match := _FILENAME_UTF8.search(disposition):
+        return unquote(match.group(1).strip())
+    if match := _FILENAME.search(disposition):
+        return match.group(1).strip()
+    return "download"

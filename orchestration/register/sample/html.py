@@ -1,0 +1,296 @@
+"""The sample register's markup, modelled on the recorded portal pages (samples/portal): JSF forms
+with `javax.faces.ViewState`, PrimeFaces widgets and their ids, the result table, the DK tree
+and partial responses. Generated ids (``j_idtNNN``) differ between sessions, as on the portal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+
+from orchestration.register.models import DOCUMENT_KINDS
+from orchestration.register.sample.company import Company
+from orchestration.register.sample.courts import Court
+from orchestration.register.sample.documents import TreeNode
+
+VIEW_STATE = "javax.faces.ViewState"
+RESULTS_TABLE = "ergebnissForm:selectedSuchErgebnisFormTable"
+TREE = "dk_form:dktree"
+DOWNLOAD_PANEL = "dk_form:downloadPanel"
+# Labels of the keyword options and their values (schlagwortOptionen).
+KEYWORD_OPTIONS = (("1", "contain all keywords"), ("2", "contain at least one keyword"), ("3", "contain the exact name of the company"))
+RESULTS_PER_PAGE = (10, 25, 50, 100)
+# Kinds whose link downloads at once; the others open a page (property Global.Dokumentart.*).
+DOWNLOAD_KINDS = frozenset({"AD", "CD", "HD", "SI"})
+
+
+@dataclass
+class PageIds:
+    """Generated component ids of one rendered page, numbered from a per-session base."""
+
+    base: int
+    view_state: str
+    forms: int = field(default=0)
+
+    def idt(self, offset: int) -> str:
+        return f"j_idt{self.base + offset}"
+
+    def state_input(self) -> str:
+        number = self.forms
+        self.forms += 1
+        return (
+            f'<input type="hidden" name="{VIEW_STATE}" id="j_id1:{VIEW_STATE}:{number}" '
+            f'value="{escape(self.view_state)}" autocomplete="off">'
+        )
+
+
+def _form(form_id: str, action: str, ids: PageIds, body: str) -> str:
+    return (
+        f'<form id="{form_id}" name="{form_id}" method="post" action="{escape(action)}" '
+        f'enctype="application/x-www-form-urlencoded">\n<input type="hidden" name="{form_id}" value="{form_id}">\n'
+        f"{ids.state_input()}\n{body}</form>"
+    )
+
+
+def _submit_link(form_id: str, link_id: str, text: str, extra: dict[str, str] | None = None, css: str = "") -> str:
+    params = {link_id: link_id, **(extra or {})}
+    js_params = ",".join(f"'{escape(k)}':'{escape(v)}'" for k, v in params.items())
+    return (
+        f'<a id="{link_id}" href="#" class="ui-commandlink ui-widget {css}" '
+        f"onclick=\"PrimeFaces.addSubmitParam('{form_id}',{{{js_params}}}).submit('{form_id}');return false;\">{text}</a>"
+    )
+
+
+def _navigation(action: str, ids: PageIds) -> str:
+    links = (
+        ("welcomeLinkAdmin", "Homepage"),
+        ("normaleSucheLink", "Normal search"),
+        ("erweiterteSucheLink", "Advanced search"),
+        ("bekanntmachungenLink", "Register announcements"),
+    )
+    items = "".join(
+        '<li class="ui-menuitem ui-widget ui-corner-all" role="menuitem">'
+        + _submit_link("naviForm", f"naviForm:{name}", f'<span class="ui-menuitem-text"><span>{label}</span></span>',
+                       {"target": name}, "ui-menuitem-link ui-corner-all rpNavMainMenuItem")
+        + "</li>"
+        for name, label in links
+    )  # fmt: skip
+    menu = f'<div id="naviForm:rpNavMainMenuID" class="ui-menu ui-widget rpNavMainMenu" role="menu"><ul class="ui-menu-list ui-helper-reset">{items}</ul></div>\n'
+    return _form("naviForm", action, ids, menu)
+
+
+def layout(title: str, action: str, ids: PageIds, content: str) -> str:
+    return (
+        '<!DOCTYPE html>\n<html xmlns="http://www.w3.org/1999/xhtml" lang="en"><head id="mainHead">'
+        '<meta http-equiv="Content-Type" content="text/html; charset=UTF-8" />'
+        f"<title>Registerportal | {escape(title)}</title></head>\n"
+        '<body id="mainBody"><div id="page-wrapper" class="ui-fluid">\n'
+        f'<div id="navi">{_navigation(action, ids)}</div>\n'
+        f'<div id="contentID"><div id="contentHeader" class="contentHeader"><h1>{escape(title)}</h1></div>\n'
+        f'<div id="contentInhalt">{content}</div></div>\n'
+        '<div id="footer"><p id="footerVersionP">Sample register: an imitation of the common register portal of the German federal states.</p></div>'
+        "</div></body></html>\n"
+    )
+
+
+def welcome_page(ids: PageIds) -> str:
+    text = "<p>Welcome to the common register portal of the German federal states.</p>"
+    return layout("Homepage", "/rp_web/welcome.xhtml", ids, text)
+
+
+# ----------------------------------------------------------------------------- advanced search
+
+
+def _select(component: str, options: list[tuple[str, str]], selected: str = "") -> str:
+    rendered = "".join(
+        f'<option value="{escape(v)}"{" selected" if v == selected else ""}>{escape(label)}</option>' for v, label in options
+    )
+    return (
+        f'<div id="form:{component}" class="ui-selectonemenu ui-widget ui-state-default ui-corner-all">'
+        f'<div class="ui-helper-hidden-accessible"><select id="form:{component}_input" name="form:{component}_input" '
+        f'tabindex="-1" autocomplete="off">{rendered}</select></div></div>'
+    )
+
+
+def search_page(ids: PageIds, cid: int, courts: list[Court], message: str = "") -> str:
+    radios = "".join(
+        f'<td><div class="ui-radiobutton ui-widget"><div class="ui-helper-hidden-accessible">'
+        f'<input id="form:schlagwortOptionen:{i}" name="form:schlagwortOptionen" type="radio" value="{value}"'
+        f'{" checked" if i == 0 else ""}></div></div>'
+        f'<label for="form:schlagwortOptionen:{i}">{label}</label></td>'
+        for i, (value, label) in enumerate(KEYWORD_OPTIONS)
+    )
+    register_types = [("", "- all -")] + [(t, t) for t in ("HRA", "HRB", "GnR", "PR", "VR")]
+    court_options = [("", "- all -")] + [(c.code, c.name) for c in courts]
+    body = (
+        f'<div id="form:messages" class="ui-messages ui-widget" aria-live="polite">{escape(message)}</div>\n'
+        '<label for="form:schlagwoerter">Keywords</label>'
+        '<textarea id="form:schlagwoerter" name="form:schlagwoerter" rows="3" cols="20" maxlength="1000" '
+        'class="ui-inputfield ui-inputtextarea ui-widget ui-state-default ui-corner-all"></textarea>\n'
+        f'<table id="form:schlagwortOptionen" class="ui-selectoneradio ui-widget" role="radiogroup"><tbody><tr>{radios}</tr></tbody></table>\n'
+        '<div id="form:aenlichLautendeSchlagwoerterBoolChkbox" class="ui-chkbox ui-widget"><div class="ui-helper-hidden-accessible">'
+        '<input id="form:aenlichLautendeSchlagwoerterBoolChkbox_input" name="form:aenlichLautendeSchlagwoerterBoolChkbox_input" type="checkbox"></div></div>'
+        '<label for="form:aenlichLautendeSchlagwoerterBoolChkbox_input">Similar-sounding keywords</label>\n'
+        '<div id="form:auchGeloeschte" class="ui-chkbox ui-widget"><div class="ui-helper-hidden-accessible">'
+        '<input id="form:auchGeloeschte_input" name="form:auchGeloeschte_input" type="checkbox"></div></div>'
+        '<label for="form:auchGeloeschte_input">Also find deleted companies</label>\n'
+        f'<label for="form:registerArt_input">Register type</label>{_select("registerArt", register_types)}\n'
+        '<label for="form:registerNummer">Register number</label>'
+        '<input id="form:registerNummer" name="form:registerNummer" type="text" class="ui-inputfield ui-inputtext ui-widget">\n'
+        f'<label for="form:registergericht_input">Register court</label>{_select("registergericht", court_options)}\n'
+        f'<label for="form:ergebnisseProSeite_input">Results per page</label>'
+        f'{_select("ergebnisseProSeite", [(str(n), str(n)) for n in RESULTS_PER_PAGE], "10")}\n'
+        '<button id="form:btnSuche" name="form:btnSuche" class="ui-button ui-widget ui-state-default ui-corner-all '
+        'ui-button-text-only" type="submit"><span class="ui-button-text ui-c">Find</span></button>\n'
+    )
+    return layout("Advanced search", f"/rp_web/erweitertesuche/welcome.xhtml?cid={cid}", ids, _form("form", f"/rp_web/erweitertesuche/welcome.xhtml?cid={cid}", ids, body))
+
+
+# ----------------------------------------------------------------------------- results
+
+
+def link_id(ids: PageIds, row: int, kind_index: int, kind: str) -> str:
+    suffix = "fade_" if kind in DOWNLOAD_KINDS else "fade1_"
+    return f"{RESULTS_TABLE}:{row}:{ids.idt(14)}:{kind_index}:{suffix}"
+
+
+def _result_row(ids: PageIds, index: int, company: Company) -> str:
+    links = []
+    for k, kind in enumerate(DOCUMENT_KINDS):
+        label = f'<span class="underlinedText">{escape(kind)}</span>'
+        if kind == "HD" and not company.deleted:
+            # Like the portal: no historical printout for most current entries, shown without a link.
+            links.append(f'<span id="{RESULTS_TABLE}:{index}:{ids.idt(14)}:{k}:fade2_" class="dokumentList notUnderlinedText">HD</span>')
+        elif kind in DOWNLOAD_KINDS:
+            links.append(_submit_link("ergebnissForm", link_id(ids, index, k, kind), label, css="dokumentList"))
+        else:
+            links.append(
+                _submit_link("ergebnissForm", link_id(ids, index, k, kind), label,
+                             {"property2": "", "property": f"Global.Dokumentart.{kind}"}, "dokumentList")
+            )  # fmt: skip
+    earlier = "".join(
+        '<tr class="ui-widget-content ui-panelgrid-even" role="row">'
+        f'<td role="gridcell" class="ui-panelgrid-cell" colspan="5"><span class="marginLeft20 fontSize85">{n}.) {escape(name)}</span></td>'
+        f'<td role="gridcell" class="ui-panelgrid-cell"><span class="verticalText fontSize85">{escape(seat)}</span></td></tr>'
+        for n, (name, seat) in enumerate(company.earlier_names, start=1)
+    )
+    status = "deleted" if company.deleted else "currently registered"
+    return (
+        f'<tr data-ri="{index}" class="ui-widget-content ui-datatable-{"even" if index % 2 == 0 else "odd"}" role="row">'
+        f'<td role="gridcell" colspan="9" class="borderBottom3"><table id="{RESULTS_TABLE}:{index}:{ids.idt(0)}" class="ui-panelgrid ui-widget" role="grid"><tbody>'
+        '<tr class="ui-widget-content ui-panelgrid-even borderBottom1" role="row">'
+        f'<td role="gridcell" class="ui-panelgrid-cell fontTableNameSize" colspan="5">{escape(company.court.state)}  '
+        f'<span class="fontWeightBold"> District court {escape(company.court.name)} {escape(company.designation)}  </span></td></tr>'
+        '<tr class="ui-widget-content ui-panelgrid-odd" role="row">'
+        f'<td role="gridcell" class="ui-panelgrid-cell paddingBottom20Px" colspan="5"><span class="marginLeft20">{escape(company.name)}</span></td>'
+        f'<td role="gridcell" class="ui-panelgrid-cell sitzSuchErgebnisse"><span class="verticalText ">{escape(company.seat)}</span></td>'
+        f'<td role="gridcell" class="ui-panelgrid-cell" style="text-align: center;padding-bottom: 20px;"><span class="verticalText">{status}</span></td>'
+        f'<td role="gridcell" class="ui-panelgrid-cell textAlignLeft paddingBottom20Px" colspan="2">'
+        f'<div id="{RESULTS_TABLE}:{index}:{ids.idt(13)}" class="ui-outputpanel ui-widget linksPanel">{"".join(links)}</div></td></tr>'
+        f"{earlier}</tbody></table></td></tr>"
+    )
+
+
+def results_page(ids: PageIds, cid: int, shown: list[Company], total: int, per_page: int) -> str:
+    if shown:
+        rows = "".join(_result_row(ids, i, c) for i, c in enumerate(shown))
+        current = f"1-{len(shown)} of {total} records"
+    else:
+        rows = '<tr class="ui-widget-content ui-datatable-empty-message"><td colspan="9">No records found.</td></tr>'
+        current = "0 records"
+    headers = "".join(
+        f'<th id="{RESULTS_TABLE}:{ids.idt(20 + 2 * i)}" class="ui-state-default" role="columnheader" aria-label="{h}" scope="col">'
+        f'<span class="ui-column-title">{h}</span></th>'
+        for i, h in enumerate(("State", "Court", "Type of register", "Register number", "Registered office", "Status"))
+    )
+    options = "".join(f'<option value="{n}"{" selected" if n == per_page else ""}>{n}</option>' for n in RESULTS_PER_PAGE)
+    table = (
+        '<div id="ergebnissForm:messages" class="ui-messages ui-widget" aria-live="polite"></div>'
+        f'<div id="{RESULTS_TABLE}" class="ui-datatable ui-widget borderless tabelshadow">'
+        f'<div id="{RESULTS_TABLE}_paginator_top" class="ui-paginator ui-paginator-top ui-widget-header" role="navigation">'
+        f'<span class="ui-paginator-current">{current}</span>'
+        f'<select id="{RESULTS_TABLE}:j_id2" name="{RESULTS_TABLE}_rppDD" class="ui-paginator-rpp-options" autocomplete="off">{options}</select></div>'
+        f'<div class="ui-datatable-tablewrapper"><table role="grid"><thead id="{RESULTS_TABLE}_head"><tr role="row">{headers}</tr></thead>'
+        f'<tbody id="{RESULTS_TABLE}_data" class="ui-datatable-data ui-widget-content">{rows}</tbody></table></div></div>\n'
+    )
+    action = f"/rp_web/sucheErgebnisse/welcome.xhtml?cid={cid}"
+    return layout("Search Result", action, ids, _form("ergebnissForm", action, ids, table))
+
+
+# ----------------------------------------------------------------------------- DK tree
+
+
+def tree_nodes(nodes: tuple[TreeNode, ...]) -> str:
+    """Markup of tree nodes, collapsed; the children of a folder arrive when it is expanded."""
+    out = []
+    for node in nodes:
+        if node.is_folder or node.row_key == "0":
+            out.append(
+                f'<li id="{TREE}:{node.row_key}" data-rowkey="{node.row_key}" data-nodetype="list" '
+                'class="ui-treenode ui-treenode-parent ui-treenode-unselected"><span class="ui-treenode-content ui-tree-selectable" '
+                'role="treeitem" aria-expanded="false" aria-selected="false"><span class="ui-tree-toggler ui-icon ui-icon-triangle-1-e"></span>'
+                f'<span></span><span class="ui-treenode-label ui-corner-all" tabindex="-1" role="treeitem">{escape(node.label)}</span></span>'
+                '<ul class="ui-treenode-children" role="group" style="display:none"></ul></li>'
+            )
+        else:
+            out.append(
+                f'<li id="{TREE}:{node.row_key}" data-rowkey="{node.row_key}" data-nodetype="doc" '
+                'class="ui-treenode ui-treenode-leaf ui-treenode-unselected"><span class="ui-treenode-content ui-tree-selectable" '
+                'role="treeitem" aria-selected="false"><span class="ui-tree-toggler ui-icon ui-icon-transparent"></span>'
+                f'<span></span><span class="ui-treenode-label ui-corner-all" tabindex="-1" role="treeitem">{escape(node.label)}</span></span></li>'
+            )
+    return "".join(out)
+
+
+def document_page(ids: PageIds, cid: int, root: TreeNode) -> str:
+    action = f"/rp_web/dokumentenansicht.xhtml?cid={cid}"
+    messages = _form("dk_formInfobox", action, ids, '<div id="dk_formInfobox:messagesDK" class="ui-messages ui-widget" aria-live="polite"></div>\n')
+    widget = TREE.replace(":", "_")
+    tree = (
+        f'<div id="{TREE}" class="ui-tree ui-widget ui-widget-content ui-corner-all" role="tree">'
+        f'<ul class="ui-tree-container" role="tree">{tree_nodes((root,))}</ul>'
+        f'<input type="hidden" id="{TREE}_selection" name="{TREE}_selection" autocomplete="off"></div>'
+        f'<script id="{TREE}_s" type="text/javascript">$(function(){{PrimeFaces.cw("VerticalTree","widget_{widget}",'
+        f'{{id:"{TREE}",widgetVar:"widget_{widget}",dynamic:true,cache:true,selectionMode:"single",'
+        f'behaviors:{{select:function(ext,event){{PrimeFaces.ab({{s:"{TREE}",e:"select",f:"dk_form",p:"{TREE}",u:"{DOWNLOAD_PANEL}"}},ext);}}}}}});}});</script>'
+        f'<div id="{DOWNLOAD_PANEL}" class="ui-outputpanel ui-widget"></div>\n'
+    )
+    return layout("Document view", action, ids, messages + _form("dk_form", action, ids, tree))
+
+
+def download_button(ids: PageIds, label: str) -> str:
+    button = f"dk_form:{ids.idt(61)}"
+    return (
+        f'<div id="{DOWNLOAD_PANEL}" class="ui-outputpanel ui-widget"><span>{escape(label)}</span>'
+        f'<button id="{button}" name="{button}" class="ui-button ui-widget ui-state-default ui-corner-all ui-button-text-only" '
+        'onclick="PrimeFaces.monitorDownload(function(){ pfWait.start(); }, function(){ pfWait.stop(); });" type="submit">'
+        '<span class="ui-button-text ui-c">Download</span></button></div>'
+    )
+
+
+def partial_response(updates: dict[str, str]) -> str:
+    body = "".join(f'<update id="{escape(k)}"><![CDATA[{v}]]></update>' for k, v in updates.items())
+    return f"<?xml version='1.0' encoding='UTF-8'?>\n<partial-response><changes>{body}</changes></partial-response>"
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def message_page(title: str, message: str) -> str:
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta http-equiv="Content-Type" content="text/html; charset=UTF-8" />'
+        f'<title>Registerportal | {escape(title)}</title></head><body id="mainBody"><div class="error-content">'
+        f'<div class="error-row"><span class="error-message-text">{escape(title)}</span></div>'
+        f'<div class="error-details-text">{escape(message)}</div></div></body></html>\n'
+    )
+
+
+def rate_limit_page() -> str:
+    return message_page(
+        "Too many requests",
+        "You have exceeded the maximum number of retrievals per hour permitted by the terms of use. Please try again later.",
+    )
+
+
+def expired_page() -> str:
+    return message_page("Session expired", "Your session has expired. Please start a new search from the homepage.")

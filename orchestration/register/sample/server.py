@@ -1,0 +1,80 @@
+"""Running the sample register: in the foreground (`hreg sample-register`) or on a background
+thread of the current process (tests, demos)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+from orchestration.register.sample.app import create_app
+from orchestration.register.sample.corpus import DEFAULT_GENERATED_COUNT, DEFAULT_SEED, load_corpus
+
+log = logging.getLogger(__name__)
+
+
+def _config(port: int, host: str, samples_dir: Path | None, seed: int, generated: int) -> uvicorn.Config:
+    started = time.monotonic()
+    corpus = load_corpus(samples_dir, seed=seed, generated=generated)
+    log.info("sample register corpus: %d companies in %.2f s", len(corpus), time.monotonic() - started)
+    return uvicorn.Config(create_app(corpus), host=host, port=port, log_level="warning", access_log=False)
+
+
+def serve(port: int, *, host: str = "127.0.0.1", samples_dir: Path | None = None, seed: int = DEFAULT_SEED,
+          generated: int = DEFAULT_GENERATED_COUNT) -> None:  # fmt: skip
+    """Serve until interrupted."""
+    server = uvicorn.Server(_config(port, host, samples_dir, seed, generated))
+    log.info("sample register on http://%s:%d", host, port)
+    server.run()
+
+
+class SampleRegisterThread:
+    """A sample register on a background thread; ``url`` once started, ``stop()`` to end it."""
+
+    def __init__(self, server: uvicorn.Server) -> None:
+        self._server = server
+        self.corpus = server.config.app.state.register.corpus
+        self._thread = threading.Thread(target=server.run, name="sample-register", daemon=True)
+        self.url = ""
+
+    def start(self, timeout_s: float) -> SampleRegisterThread:
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the sample register did not start")
+            time.sleep(0.02)
+        host, port = self._server.servers[0].sockets[0].getsockname()[:2]
+        self.url = f"http://{host}:{port}"
+        httpx.get(self.url + "/_sample/health", timeout=timeout_s).raise_for_status()
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> SampleRegisterThread:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_sample_register_in_thread(
+    port: int = 0,
+    *,
+    host: str = "127.0.0.1",
+    samples_dir: Path | None = None,
+    seed: int = DEFAULT_SEED,
+    generated: int = DEFAULT_GENERATED_COUNT,
+    timeout_s: float = 30.0,
+) -> SampleRegisterThread:
+    """Start a sample register and return once it answers; port 0 picks a free port."""
+    server = uvicorn.Server(_config(port, host, samples_dir, seed, generated))
+    # The thread is not the main thread: leave signal handling to the process.
+    server.install_signal_handlers = lambda: None
+    return SampleRegisterThread(server).start(timeout_s)
