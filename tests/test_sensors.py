@@ -1,0 +1,98 @@
+"""Job sensors evaluated with build_sensor_context against the real database."""
+
+import json
+
+import dagster as dg
+import sqlalchemy as sa
+
+from orchestration.definitions import build_definitions
+from orchestration.documents import DocumentStore
+from orchestration.settings import get_settings
+from pipeline_helpers import add_entity_with_si, sample_si_files
+from resources.database import DatabaseResource
+
+
+def set_batch_size(engine, job_type: str, size: int) -> None:
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE processing.job_types SET batch_size = :s WHERE type = :t"), {"s": size, "t": job_type})
+
+
+def tick(defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None):
+    sensor = defs.get_sensor_def(name)
+    context = dg.build_sensor_context(
+        instance=instance, cursor=cursor, resources={"database": DatabaseResource()}, definitions=defs
+    )
+    return sensor.evaluate_tick(context)
+
+
+def test_sensor_requests_one_run_per_batch_and_a_duplicated_tick_requests_nothing_new(engine, samples_dir):
+    store = DocumentStore(get_settings().documents_dir)
+    content = sample_si_files(samples_dir)[0].read_bytes()
+    for i in range(5):
+        add_entity_with_si(engine, store, content + b" " * i, number=str(500 + i))
+    set_batch_size(engine, "xml_parsing", 2)
+    defs = build_definitions()
+
+    with dg.instance_for_test() as instance:
+        first = tick(defs, "xml_parsing_sensor", instance, cursor=None)
+        keys = [r.run_key for r in first.run_requests]
+        assert len(keys) == 3  # 5 due jobs in batches of 2
+        assert all(r.tags["hreg/job_type"] == "xml_parsing" for r in first.run_requests)
+
+        # The same tick evaluated again (its cursor was not stored): the same run keys, which
+        # Dagster deduplicates.
+        again = tick(defs, "xml_parsing_sensor", instance, cursor=None)
+        assert [r.run_key for r in again.run_requests] == keys
+
+        # The next tick, before any run claimed its batch: nothing new.
+        later = tick(defs, "xml_parsing_sensor", instance, cursor=first.cursor)
+        assert not later.run_requests
+        assert "already requested" in later.skip_message
+        assert set(json.loads(first.cursor)["run_keys"]) == set(keys)
+
+
+def test_sensor_skips_with_a_reason_when_the_queue_is_empty(engine):
+    defs = build_definitions()
+    with dg.instance_for_test() as instance:
+        result = tick(defs, "basic_discovery_sensor", instance, cursor=None)
+    assert not result.run_requests
+    assert result.skip_message == "no due basic_discovery jobs"
+
+
+def test_sensor_does_not_flood_the_daemon_while_runs_are_in_flight(engine, samples_dir, monkeypatch):
+    monkeypatch.setenv("HREG_SENSOR_MAX_RUNS_PER_TICK", "2")
+    get_settings.cache_clear()
+    store = DocumentStore(get_settings().documents_dir)
+    content = sample_si_files(samples_dir)[0].read_bytes()
+    for i in range(10):
+        add_entity_with_si(engine, store, content + b" " * i, number=str(700 + i))
+    set_batch_size(engine, "xml_parsing", 1)
+    defs = build_definitions()
+    with dg.instance_for_test() as instance:
+        first = tick(defs, "xml_parsing_sensor", instance, cursor=None)
+        assert len(first.run_requests) == 2  # at most 2 in flight, though 10 batches are due
+        for request in first.run_requests:
+            instance.create_run_for_job(
+                defs.resolve_job_def("xml_parsing_job"), run_config={}, tags=request.tags
+            )  # queued, not started: in flight
+        blocked = tick(defs, "xml_parsing_sensor", instance, cursor=first.cursor)
+    assert not blocked.run_requests
+    assert "in flight" in blocked.skip_message
+
+
+def test_lease_reaper_sensor_requeues_jobs_of_a_dead_run(engine):
+    with engine.begin() as conn:
+        conn.execute(sa.text("INSERT INTO public.searches (user_id, query) VALUES (gen_random_uuid(), 'Werft')"))
+        conn.execute(sa.text("""UPDATE processing.processing_jobs
+                                   SET status = 'running', worker_id = 'gone', started_at = now() - interval '1 hour',
+                                       lease_until = now() - interval '1 second'"""))
+    defs = build_definitions()
+    with dg.instance_for_test() as instance:
+        result = tick(defs, "lease_reaper_sensor", instance, cursor=None)
+    assert "reaped 1" in result.skip_message
+    with engine.connect() as conn:
+        job = conn.execute(sa.text("SELECT status, retry_count FROM processing.processing_jobs")).one()
+        step = conn.execute(sa.text("""SELECT error_type, error_source FROM processing.job_step_history
+                                        WHERE status = 'failed'""")).one()
+    assert (job.status, job.retry_count) == ("queued", 1)
+    assert (step.error_type, step.error_source) == ("lease_expired", "lease_reaper")
