@@ -56,7 +56,8 @@ def _held_back(conn: sa.Connection, rule: Rule, subject_id: uuid.UUID, apply_coo
 def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool = True) -> Outcome:
     """Fire ``rule`` for ``event`` unless a limit holds it back; log it and run or queue its action.
 
-    ``apply_cooldown`` is False inside a scheduled run, whose cooldown is checked once per run."""
+    ``conn`` must not be in a transaction: each firing commits on its own. ``apply_cooldown`` is
+    False inside a scheduled run, whose cooldown is checked once per run."""
     with conn.begin():
         conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_RULE_LOCK_CLASS, rule.id)))
         already = conn.execute(

@@ -325,6 +325,12 @@ def watch(
     ]
     if not rows:
         return 0
+    wanted = {row["entity_id"] for row in rows}
+    known = set(conn.execute(
+        sa.text("SELECT id::text FROM content.entities WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": list(wanted)}
+    ).scalars())
+    if wanted - known:
+        raise RuleConfigError(f"no such companies: {sorted(wanted - known)}")
     result = conn.execute(insert(watch_list).values(rows).on_conflict_do_nothing(constraint="uq_watch_list"))
     return result.rowcount
 

@@ -1,0 +1,87 @@
+"""`hreg rules`: create, list, disable, watch and read the log of monitoring rules."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from database_helpers import clear_process_caches
+from orchestration.automation import fire
+from orchestration.automation.rules import get_rule
+from orchestration.cli import main
+from orchestration.db.engine import get_engine
+from test_automation_support import ORGANIZATION, USER, change_event, make_entity
+
+
+@pytest.fixture
+def hreg(db_url):
+    """Runs `hreg` in this process against the test's database (HREG_DATABASE_URL)."""
+    clear_process_caches()
+    runner = CliRunner()
+    yield lambda *args: runner.invoke(main, list(args))
+    get_engine().dispose()
+    clear_process_caches()
+
+
+def test_create_list_disable_and_log(hreg, engine):
+    with engine.begin() as conn:
+        company = make_entity(conn, "Kommando GmbH")
+
+    created = hreg("rules", "create", "Officer changes", "--organization", str(ORGANIZATION),
+                   "--source", "entity_changed", "--source-config", '{"fields": ["officers"]}',
+                   "--action", "notification", "--frequency", "once_per_day", "--cooldown", "60",
+                   "--created-by", str(USER))
+    assert created.exit_code == 0, created.output
+    rule_id = int(created.output.split()[1])
+    watched = hreg("rules", "watch", str(ORGANIZATION), str(company))
+    assert watched.output.strip() == "1 companies added, 0 already watched"
+
+    listed = hreg("rules", "list", "--organization", str(ORGANIZATION))
+    assert listed.exit_code == 0
+    assert f"{rule_id}  enabled   Officer changes" in listed.output
+    assert '[entity_changed {"fields": ["officers"]} -> notification]  once_per_day cooldown 60s' in listed.output
+    assert hreg("rules", "list", "--organization", str(USER)).output.strip() == "no rules"
+
+    assert hreg("rules", "log", str(rule_id)).output.strip() == "the rule has not fired"
+    with engine.connect() as conn:
+        rule = get_rule(conn, rule_id)
+        conn.commit()
+        fire(conn, rule, change_event(company))
+    assert "success    Muster GmbH: capital changed" in hreg("rules", "log", str(rule_id)).output
+
+    disabled = hreg("rules", "disable", str(rule_id), "--by", str(USER))
+    assert disabled.output.strip() == f"rule {rule_id} disabled"
+    assert f"{rule_id}  disabled  Officer changes" in hreg("rules", "list").output
+    with engine.connect() as conn:
+        rule = get_rule(conn, rule_id)
+    assert (rule.enabled, rule.frequency, rule.cooldown_seconds, rule.created_by) == (False, "once_per_day", 60, USER)
+
+
+@pytest.mark.parametrize(
+    ("source", "source_config", "action", "action_config", "message"),
+    [
+        ("entity_changed", {"fields": ["purpose"]}, "notification", {}, "unknown values ['purpose']"),
+        ("schedule", {"cron": "every monday"}, "enqueue_job", {"job": "rediscovery"}, "valid cron expression"),
+        ("schedule", {"cron": "0 6 * * 1", "watch": "all"}, "enqueue_job", {"job": "rediscovery"}, "watch must be"),
+        ("search_match", {"search_id": "00000000-0000-4000-8000-000000000000"}, "notification", {},
+         "does not exist"),
+        ("job_failed", {"job_types": ["xml_parse"]}, "notification", {}, "unknown values ['xml_parse']"),
+        ("entity_changed", {}, "webhook", {"url": "ftp://example.org"}, "http(s) url"),
+        ("entity_changed", {}, "webhook", {"url": "https://example.org/hook"}, "needs secret"),
+        ("entity_changed", {}, "enqueue_job", {"job": "delete_everything"}, "needs job"),
+    ],
+)
+def test_create_refuses_what_it_cannot_carry_out(hreg, source, source_config, action, action_config, message):
+    result = hreg("rules", "create", "Broken", "--organization", str(ORGANIZATION), "--source", source,
+                  "--source-config", json.dumps(source_config), "--action", action,
+                  "--action-config", json.dumps(action_config))
+    assert result.exit_code != 0
+    assert message in result.output
+    assert hreg("rules", "list").output.strip() == "no rules"
+
+
+def test_disable_and_watch_name_what_does_not_exist(hreg):
+    assert "no rule 999" in hreg("rules", "disable", "999").output
+    assert "no such companies" in hreg("rules", "watch", str(ORGANIZATION), str(USER)).output
