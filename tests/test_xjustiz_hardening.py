@@ -122,7 +122,7 @@ def test_a_bad_date_is_a_parser_error_naming_where_it_is() -> None:
     data = SAMPLE.read_bytes().replace(b"<tns:geburtsdatum>1954-03-11<", b"<tns:geburtsdatum>11.03.1954<")
     error = _failure(data)
     assert error.failure_class is FailureClass.PARSER_ERROR
-    assert error.code is not None and error.code.endswith("/beteiligung/beteiligter/auswahl_beteiligter/natuerlichePerson")
+    assert error.code is not None and error.code.endswith("/beteiligter/auswahl_beteiligter/natuerlichePerson/geburt/geburtsdatum")
     assert "11.03.1954" in error.message
 
 

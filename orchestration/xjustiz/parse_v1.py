@@ -15,14 +15,25 @@ from dataclasses import dataclass
 from lxml import etree
 
 from orchestration.xjustiz import codes
-from orchestration.xjustiz.model import Address, CompanyRecord, Entry, LegalForm, Money, Officer, Register, Source
+from orchestration.xjustiz.model import Address, CompanyRecord, Entry, LegalForm, Money, Register, Source
+from orchestration.xjustiz.participants import (
+    Participant,
+    ParticipantNames,
+    SpecialRepresentation,
+    officer,
+    read_participants,
+)
 from orchestration.xjustiz.values import (
     XJUSTIZ_NS,
     clean,
     decimal_amount,
     iso_date,
+    child_text,
+    children_by_tag,
+    first_by_tag,
     optional_int,
     required_text,
+    text_of,
     split_register_reference,
     structure_error,
 )
@@ -46,6 +57,25 @@ CAPITAL_PATHS = (
 )
 LIMITED_PARTNERS = f"{T}Zusatzangaben/{T}Personengesellschaft/{T}Zusatz_KG/{T}Daten_Kommanditist"
 NO_EXEMPTION = "(keine Angabe)"
+CONTENT = T + "content"
+AUTHORITY = T + "Vertretungsbefugnis"
+
+
+PARTICIPANT_NAMES = ParticipantNames(
+    participation=T + "Beteiligung",
+    role=T + "Rolle",
+    role_number=T + "Rollennummer",
+    role_designation=T + "Rollenbezeichnung",
+    person=T + "Natuerliche_Person",
+    organisation=T + "Organisation",
+    first_name=T + "Vorname",
+    last_name=T + "Nachname",
+    birth_date=T + "Geburtsdatum",
+    name=T + "Bezeichnung_Aktuell",
+    seat=T + "Sitz",
+    address=T + "Anschrift",
+    city=T + "Ort",
+)
 
 
 @dataclass(frozen=True)
@@ -53,7 +83,7 @@ class _Role:
     number: str
     code: str
     label: str
-    participant: etree._Element
+    participant: Participant
 
 
 def parse_v1(root: etree._Element, version: str, retrieved_at: str | None) -> CompanyRecord:
@@ -94,36 +124,29 @@ def parse_v1(root: etree._Element, version: str, retrieved_at: str | None) -> Co
         else None,
         representation=representation,
         officers=tuple(
-            _officer(role, special_representation.get(role.number), liabilities.get(role.number))
+            officer(role.code, role.label, role.participant, special_representation.get(role.number), liabilities.get(role.number))
             for role in roles
             if role.code not in codes.NON_OFFICER_ROLES
         ),
-        entries=tuple(_entry(e) for e in extract.iterfind(T + "Eintragungstext")) if extract is not None else (),
+        entries=tuple(_entry(e) for e in extract.iterchildren(T + "Eintragungstext")) if extract is not None else (),
         last_entry_date=iso_date(extract.findtext(T + "letzte_Eintragung"), extract) if extract is not None else None,
     )
 
 
 def _roles(proceeding: etree._Element) -> list[_Role]:
     roles = []
-    for participation in proceeding.iterfind(T + "Beteiligung"):
-        participant = participation.find(T + "Beteiligter")
-        if participant is None:
-            raise structure_error(participation, "participation without participant", T + "Beteiligter")
-        for role in participation.iterfind(T + "Rolle"):
-            label = clean(role.findtext(f"{T}Rollenbezeichnung/{T}content"))
+    for participant in read_participants(proceeding, PARTICIPANT_NAMES):
+        if participant.kind is None:
+            raise structure_error(participant.participation, "participant is neither a person nor an organisation",
+                                  "Beteiligter")  # fmt: skip
+        for role in participant.roles:
+            label = child_text(role.designation, CONTENT)
             if label is None:
-                raise structure_error(role, "role without designation", T + "Rollenbezeichnung/content")
+                raise structure_error(participant.participation, "role without designation", "Rolle/Rollenbezeichnung/content")
             code = codes.role_code_from_label(label)
             if code is None:
                 log.warning("unknown 1.x role %r, kept without a role code", label)
-            roles.append(
-                _Role(
-                    number=clean(role.findtext(T + "Rollennummer")) or "",
-                    code=code or "",
-                    label=codes.ROLES.get(code or "", label),
-                    participant=participant,
-                )
-            )
+            roles.append(_Role(role.number, code or "", codes.ROLES.get(code or "", label), participant))
     return roles
 
 
@@ -135,9 +158,8 @@ def _company(fachdaten: etree._Element, basisdaten: etree._Element | None, roles
     concerned = clean(fachdaten.findtext(f"{T}Betroffener_Rechtstraeger/{T}Ref_Rollennummer"))
     candidates = [r for r in roles if r.number == concerned] + [r for r in roles if r.code == codes.COMPANY_ROLE]
     for role in candidates:
-        organisation = role.participant.find(T + "Organisation")
-        if organisation is not None:
-            return organisation
+        if role.participant.kind == "organisation":
+            return role.participant.element
     raise structure_error(fachdaten, "no Rechtsträger: neither Basisdaten_Register/Rechtstraeger nor a participant Rechtsträger")
 
 
@@ -150,14 +172,7 @@ def _register(proceeding: etree._Element, roles: list[_Role]) -> Register:
     kind, number, suffix = split_register_reference(reference, instance)
     court_name = codes.courts().get(court_code)
     if court_name is None:
-        court_name = next(
-            (
-                clean(r.participant.findtext(f"{T}Organisation/{NAME}"))
-                for r in roles
-                if r.code == codes.COURT_ROLE
-            ),
-            None,
-        )
+        court_name = next((r.participant.name for r in roles if r.code == codes.COURT_ROLE and r.participant.name), None)
     return Register(court_code=court_code, court_name=court_name, type=kind, number=number, suffix=suffix)
 
 
@@ -166,7 +181,7 @@ def _legal_form(company: etree._Element, roles: list[_Role]) -> LegalForm:
     if label is None:
         for role in roles:
             if role.code == codes.COMPANY_ROLE:
-                label = clean(role.participant.findtext(f"{T}Organisation/{T}Rechtsform/{T}content"))
+                label = clean(role.participant.element.findtext(f"{T}Rechtsform/{CONTENT}"))
                 break
     if label is None:
         raise structure_error(company, "legal form is missing", T + "Rechtsform/content")
@@ -202,75 +217,32 @@ def _money(element: etree._Element | None) -> Money | None:
     return Money(amount=amount, currency=currency)
 
 
-@dataclass(frozen=True)
-class _SpecialRepresentation:
-    text: str | None
-    exempt_181: bool
-
-
-def _representation(basisdaten: etree._Element | None) -> tuple[str | None, dict[str, _SpecialRepresentation]]:
+def _representation(basisdaten: etree._Element | None) -> tuple[str | None, dict[str, SpecialRepresentation]]:
     vertretung = basisdaten.find(T + "Vertretung") if basisdaten is not None else None
     if vertretung is None:
         return None, {}
-    general = clean(vertretung.findtext(f"{T}Allgemeine_Vertretungsregelung/{T}Vertretungsbefugnis/{T}content"))
+    general: str | None = None
     special = {}
-    for entitled in vertretung.iterfind(T + "Vertretungsberechtigte"):
-        rule = entitled.find(T + "Besondere_Vertretungsregelung")
-        text = clean(rule.findtext(f"{T}Vertretungsbefugnis/{T}content")) if rule is not None else None
-        exemption = (
-            clean(rule.findtext(f"{T}Befreiung_von_181BGB/{T}Besonderheiten_zu_181BGB/{T}content"))
-            if rule is not None
-            else None
-        )
-        special[clean(entitled.findtext(T + "Ref_Rollennummer")) or ""] = _SpecialRepresentation(
-            text, bool(exemption) and exemption != NO_EXEMPTION
-        )
+    for child in vertretung:
+        if child.tag == T + "Allgemeine_Vertretungsregelung":
+            general = child_text(children_by_tag(child).get(AUTHORITY), CONTENT)
+        elif child.tag == T + "Vertretungsberechtigte":
+            fields = first_by_tag(child)
+            exemption = child_text(fields.get(T + "Besonderheiten_zu_181BGB"), CONTENT)
+            special[text_of(fields.get(T + "Ref_Rollennummer")) or ""] = SpecialRepresentation(
+                child_text(fields.get(AUTHORITY), CONTENT), bool(exemption) and exemption != NO_EXEMPTION
+            )
     return general, special
 
 
-def _officer(role: _Role, representation: _SpecialRepresentation | None, liability: Money | None) -> Officer:
-    participant = role.participant
-    common = dict(
-        role_code=role.code,
-        role=role.label,
-        representation=representation.text if representation else None,
-        exempt_181=representation.exempt_181 if representation else None,
-        liability_amount=liability,
-    )
-    person = participant.find(T + "Natuerliche_Person")
-    if person is not None:
-        first_name = clean(person.findtext(f"{T}Voller_Name/{T}Vorname"))
-        last_name = clean(person.findtext(f"{T}Voller_Name/{T}Nachname"))
-        name = " ".join(n for n in (first_name, last_name) if n)
-        if not name:
-            raise structure_error(person, "person without name", T + "Voller_Name")
-        return Officer(
-            kind="person",
-            name=name,
-            first_name=first_name,
-            last_name=last_name,
-            birth_date=iso_date(person.findtext(f"{T}Geburt/{T}Geburtsdatum"), person),
-            city=clean(person.findtext(f"{T}Anschrift/{T}Ort")),
-            **common,
-        )
-    organisation = participant.find(T + "Organisation")
-    if organisation is None:
-        raise structure_error(participant, "participant is neither a person nor an organisation", T + "Organisation")
-    return Officer(
-        kind="organisation",
-        name=required_text(organisation, NAME, "organisation name"),
-        city=clean(organisation.findtext(f"{T}Sitz/{T}Ort")) or clean(organisation.findtext(f"{T}Anschrift/{T}Ort")),
-        **common,
-    )
-
-
 def _entry(element: etree._Element) -> Entry:
+    parts = children_by_tag(element)
     return Entry(
-        column=optional_int(element.findtext(T + "Spalte"), element),
-        position=optional_int(element.findtext(T + "Position"), element),
-        number=optional_int(element.findtext(T + "Laufende_Nummer"), element),
-        kind=clean(element.findtext(f"{T}Eintragungsart/{T}content")),
-        text=clean(element.findtext(T + "Text")) or "",
+        column=optional_int(text_of(parts.get(T + "Spalte")), element),
+        position=optional_int(text_of(parts.get(T + "Position")), element),
+        number=optional_int(text_of(parts.get(T + "Laufende_Nummer")), element),
+        kind=child_text(parts.get(T + "Eintragungsart"), CONTENT),
+        text=text_of(parts.get(T + "Text")) or "",
     )
 
 

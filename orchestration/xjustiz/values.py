@@ -23,6 +23,41 @@ def clean(text: str | None) -> str | None:
     return collapsed or None
 
 
+def first_by_tag(element: etree._Element) -> dict:
+    """The first element of each tag in ``element``'s subtree, document order, in one pass.
+
+    One walk over a participant's few dozen nodes costs less than a path lookup per field,
+    which is what keeps extraction within the cost of the parse."""
+    found: dict = {}
+    for descendant in element.iter():
+        if descendant.tag not in found:
+            found[descendant.tag] = descendant
+    return found
+
+
+def children_by_tag(element: etree._Element | None) -> dict:
+    """The first direct child of each tag."""
+    found: dict = {}
+    if element is not None:
+        for child in element:
+            if child.tag not in found:
+                found[child.tag] = child
+    return found
+
+
+def text_of(element: etree._Element | None) -> str | None:
+    return clean(element.text) if element is not None else None
+
+
+def child_text(element: etree._Element | None, tag: str) -> str | None:
+    if element is None:
+        return None
+    for child in element:
+        if child.tag == tag:
+            return clean(child.text)
+    return None
+
+
 def element_path(element: etree._Element, child: str | None = None) -> str:
     """A readable path such as /nachricht.reg.0400003/grunddaten/…, naming where parsing failed."""
     names = [etree.QName(e).localname for e in element.iterancestors() if isinstance(e.tag, str)]

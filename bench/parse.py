@@ -1,0 +1,77 @@
+"""XJustiz parser throughput, measured against lxml's bare parse of the same bytes.
+
+    .venv/bin/python -m bench.parse [--documents N] [--rounds R]
+
+The corpus is the real SI samples followed by documents written from them (register numbers
+varied, versions 3.3.1 / 3.5.1 / 1.x in turn) up to N documents. Documents are produced and
+dropped one at a time, so memory stays flat however large N is. Each document is parsed R times
+bare (the hardened lxml parser, nothing else) and R times by ``parse_si``, interleaved so both
+see the same caches. The last line printed is one JSON object:
+``records_per_s``, ``bare_parse_per_s``, ``ratio`` (records / bare; 1.0 means extraction is free)
+and ``peak_rss_mb``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Iterator
+
+from lxml import etree
+
+from bench.common import SAMPLES_DIR, log, peak_rss_mb, template_records
+from orchestration.xjustiz import parse_si, write_si
+from orchestration.xjustiz.safe_xml import hardened_parser
+
+GENERATED_VERSIONS = ("3.3.1", "3.5.1", "1.x")
+
+
+def corpus(documents: int) -> Iterator[bytes]:
+    samples = sorted(SAMPLES_DIR.glob("*.xml"))
+    for path in samples[:documents]:
+        yield path.read_bytes()
+    templates = template_records()
+    for i in range(max(0, documents - len(samples))):
+        template = templates[i % len(templates)]
+        register = template.register.model_copy(update={"number": str(900000 + i)})
+        yield write_si(template.model_copy(update={"register": register}), GENERATED_VERSIONS[i % len(GENERATED_VERSIONS)])
+
+
+def measure(documents: int, rounds: int) -> dict[str, float]:
+    parser = hardened_parser()
+    bare_seconds = parse_seconds = 0.0
+    count = total_bytes = 0
+    for data in corpus(documents):
+        start = time.perf_counter()
+        for _ in range(rounds):
+            etree.fromstring(data, parser)
+        middle = time.perf_counter()
+        for _ in range(rounds):
+            parse_si(data)
+        end = time.perf_counter()
+        bare_seconds += middle - start
+        parse_seconds += end - middle
+        count += rounds
+        total_bytes += len(data)
+    log(f"{count // rounds} documents ({total_bytes / 1e6:.1f} MB) x {rounds} rounds")
+    records_per_s = count / parse_seconds
+    bare_parse_per_s = count / bare_seconds
+    return {
+        "records_per_s": round(records_per_s, 1),
+        "bare_parse_per_s": round(bare_parse_per_s, 1),
+        "ratio": round(records_per_s / bare_parse_per_s, 3),
+        "peak_rss_mb": peak_rss_mb(include_children=False),
+    }
+
+
+def main() -> None:
+    arguments = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    arguments.add_argument("--documents", type=int, default=2000, help="documents in the corpus (default 2000)")
+    arguments.add_argument("--rounds", type=int, default=3, help="parses of each document per side (default 3)")
+    options = arguments.parse_args()
+    print(json.dumps(measure(options.documents, options.rounds)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
