@@ -43,3 +43,7 @@ main.add_command(_register.register)
 from orchestration.cli import rules as _rules  # noqa: E402
 
 main.add_command(_rules.rules)
+
+from orchestration.cli import shareholders as _shareholders  # noqa: E402
+
+main.add_command(_shareholders.shareholders)

@@ -29,6 +29,7 @@ from orchestration.shareholders.validation import validate
 LAYOUTS = ("per_share", "ranges", "corporate", "english", "multipage")
 FORMS = ("text_pdf", "scan_pdf", "tiff")
 SCAN_DPI = 200
+CENT = Decimal("0.01")
 
 # (register court, seat of companies registered there, register number suffix)
 COURTS = (
@@ -170,6 +171,7 @@ class _Block:
     rows: list[_Row]
     holder_percentage: str
     change: str = ""
+    one_line: bool = False  # the description on one line, where the column is wide enough
 
 
 @dataclass
@@ -207,7 +209,7 @@ def generate_list(
         raise ValueError(f"unknown layout {layout!r}; one of {', '.join(LAYOUTS)}")
     if form not in FORMS:
         raise ValueError(f"unknown form {form!r}; one of {', '.join(FORMS)}")
-    capital = Decimal(capital)
+    capital = Decimal(str(capital)).quantize(CENT)
     if capital < 1:
         raise ValueError("capital must be at least 1")
     fake = Faker("de_DE")
@@ -287,8 +289,8 @@ def _draw_document(
         rows = [_Row(share, _share_percentage_text(wording, share.nominal / capital * 100, places)) for share in shares]
         change = rng.choice(("",) * 3 + wording.changes)
         document.blocks.append(
-            _Block(holder, _description(holder, wording, one_line=is_landscape and rng.random() < 0.5), rows,
-                   holder_percentage, change)
+            _Block(holder, _description(holder, wording), rows, holder_percentage, change,
+                   one_line=is_landscape and rng.random() < 0.5)
         )
     return document
 
@@ -306,7 +308,7 @@ def _split_capital(rng: random.Random, capital: Decimal, count: int, *, with_sma
     amounts[0] += remaining - sum(amounts)
     if small:
         amounts.insert(rng.randrange(1, len(amounts) + 1), small)
-    holdings = [Decimal(amount) for amount in amounts]
+    holdings = [Decimal(amount).quantize(CENT) for amount in amounts]
     holdings[0] += cents
     return holdings
 
@@ -316,7 +318,7 @@ def _single_shares(rng: random.Random, holding: Decimal, next_number: int) -> tu
     parts = min(rng.choice((1, 1, 2, 3)), int(holding))
     cut_points = sorted(rng.sample(range(1, int(holding)), parts - 1)) if parts > 1 else []
     bounds = [0, *cut_points, int(holding)]
-    amounts = [Decimal(b - a) for a, b in zip(bounds, bounds[1:])]
+    amounts = [Decimal(b - a).quantize(CENT) for a, b in zip(bounds, bounds[1:])]
     amounts[-1] += holding - int(holding)
     if parts > 1 and rng.random() < 0.35:
         shares = [Share(number=f"{next_number}.{i}", nominal=amount) for i, amount in enumerate(amounts, 1)]
@@ -332,7 +334,7 @@ def _range_shares(holding: Decimal, next_number: int) -> tuple[list[Share], int]
         Share(
             number=str(next_number),
             last_number=str(next_number + units - 1) if units > 1 else None,
-            nominal=Decimal(1),
+            nominal=Decimal(1).quantize(CENT),
         )
     ]
     next_number += units
@@ -387,21 +389,19 @@ def _draw_organisation(rng: random.Random, fake: Faker) -> Shareholder:
     )
 
 
-def _description(holder: Shareholder, wording: Wording, *, one_line: bool) -> list[str]:
+def _description(holder: Shareholder, wording: Wording) -> list[str]:
     if holder.kind == "person":
         assert holder.birth_date is not None
-        lines = [
+        return [
             f"{holder.last_name}, {holder.first_name}",
             f"{wording.birth} {holder.birth_date:%d.%m.%Y}",
             f"{wording.residence} {holder.residence}",
         ]
-    else:
-        lines = [
-            holder.name,
-            f"{wording.seat} {holder.seat}",
-            f"{wording.court} {holder.register_court}, {holder.register_type} {holder.register_number}",
-        ]
-    return [", ".join(lines)] if one_line else lines
+    return [
+        holder.name,
+        f"{wording.seat} {holder.seat}",
+        f"{wording.court} {holder.register_court}, {holder.register_type} {holder.register_number}",
+    ]
 
 
 def _expected(document: _Document) -> ShareholderList:
@@ -461,6 +461,9 @@ def _typeset(document: _Document) -> bytes:
     y = _table_header(canvas, document, y - 24, usable)
 
     for block in document.blocks:
+        joined = ", ".join(block.description)
+        if block.one_line and stringWidth(joined, FONT, FONT_SIZE) <= holder_width:
+            block.description = [joined]
         lines = max(len(block.description), len(block.rows))
         if y - lines * LEADING < BOTTOM:
             _footer(canvas, document, page, page_width)

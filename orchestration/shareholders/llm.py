@@ -1,0 +1,119 @@
+"""Extraction by a language model behind an OpenAI-compatible chat-completions endpoint.
+
+The model answers in JSON constrained by the JSON schema of ExtractedList (structured output,
+strict mode), and the answer is validated by that same pydantic model, so a result of either
+method has the same shape and the same guarantees.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import openai
+from pydantic import ValidationError
+
+from orchestration.failures import FailureClass, JobError
+from orchestration.settings import Settings
+from orchestration.shareholders.model import ExtractedList
+
+MAX_TEXT_CHARS = 100_000
+REQUEST_TIMEOUT_S = 180
+SCHEMA_NAME = "shareholder_list"
+
+INSTRUCTIONS = """\
+You read the text of a German shareholder list (Gesellschafterliste, GmbHG §40) and return its
+shareholders as JSON matching the schema. The text may come from OCR and contain small errors.
+- One entry per shareholder, in the order of the list, with all of their shares.
+- kind: "person" for a natural person, "organisation" for a company, foundation or association.
+- Persons: name as "First Last", first_name, last_name, birth_date (YYYY-MM-DD), residence.
+- Organisations: name is the firm; seat; register_court as the court's place (e.g. "München"),
+  register_type (HRA, HRB, GnR, PR, VR) and register_number with any suffix (e.g. "12345 B").
+- shares: one entry per running number, or per range: "1 bis 12.500" is number "1",
+  last_number "12500"; nominal is the nominal amount of EACH share in the row.
+- Amounts and percentages are decimal strings with a dot and no thousands separator
+  ("12500.00", "66.7"), keeping the printed number of decimals of a percentage.
+- percentage: the shareholder's total percentage as printed. If the list prints "< 1 %", set
+  percentage_below_one to true and percentage to null.
+- total_nominal: the list's sum line; currency: ISO code such as "EUR".
+Leave a field null when the list does not state it; never invent values."""
+
+
+def response_schema() -> dict[str, Any]:
+    """The JSON schema of ExtractedList in the strict form structured outputs require."""
+    return _strict(copy.deepcopy(ExtractedList.model_json_schema()))
+
+
+def _strict(node: Any) -> Any:
+    """Every property required (optional ones are nullable), no extra properties, no defaults."""
+    if isinstance(node, dict):
+        node.pop("default", None)
+        if node.get("type") == "object" and "properties" in node:
+            node["required"] = list(node["properties"])
+            node["additionalProperties"] = False
+        for value in node.values():
+            _strict(value)
+    elif isinstance(node, list):
+        for value in node:
+            _strict(value)
+    return node
+
+
+def extract_with_llm(pages: list[str], settings: Settings) -> ExtractedList:
+    """Ask the configured endpoint; raises JobError for an unreachable endpoint or an unusable answer."""
+    if not settings.llm_base_url:
+        raise JobError(
+            FailureClass.DEPENDENCY_UNAVAILABLE,
+            "no LLM endpoint configured (HREG_LLM_BASE_URL)",
+            source="shareholders",
+            code="llm",
+        )
+    text = "\n\n".join(f"--- page {number} ---\n{page}" for number, page in enumerate(pages, 1))
+    client = openai.OpenAI(
+        base_url=settings.llm_base_url,
+        api_key=settings.llm_api_key or "not-needed",
+        timeout=REQUEST_TIMEOUT_S,
+        max_retries=1,
+    )
+    try:
+        completion = client.chat.completions.create(
+            model=settings.llm_model,
+            temperature=0,
+            messages=[
+                {"role": "system", "content": INSTRUCTIONS},
+                {"role": "user", "content": text[:MAX_TEXT_CHARS]},
+            ],
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": SCHEMA_NAME, "schema": response_schema(), "strict": True},
+            },
+        )
+    except openai.APITimeoutError as error:
+        raise JobError(FailureClass.TIMEOUT, f"LLM endpoint timed out: {error}", source="shareholders", code="llm") from error
+    except openai.APIConnectionError as error:
+        raise _unavailable(f"LLM endpoint unreachable: {error}") from error
+    except openai.APIStatusError as error:
+        if error.status_code == 429 or error.status_code >= 500:
+            raise _unavailable(f"LLM endpoint answered {error.status_code}: {error.message}") from error
+        raise _parser_error(f"LLM endpoint rejected the request ({error.status_code}): {error.message}") from error
+    finally:
+        client.close()
+
+    if not completion.choices:
+        raise _parser_error("LLM endpoint returned no choices")
+    message = completion.choices[0].message
+    if getattr(message, "refusal", None):
+        raise _parser_error(f"the model refused: {message.refusal}")
+    try:
+        return ExtractedList.model_validate_json(message.content or "")
+    except ValidationError as error:
+        raise _parser_error(f"LLM answer does not match the model: {error.error_count()} errors, first: "
+                            f"{error.errors()[0]['msg']} at {error.errors()[0]['loc']}") from error
+
+
+def _unavailable(message: str) -> JobError:
+    return JobError(FailureClass.DEPENDENCY_UNAVAILABLE, message, source="shareholders", code="llm")
+
+
+def _parser_error(message: str) -> JobError:
+    return JobError(FailureClass.PARSER_ERROR, message, source="shareholders", code="llm")

@@ -1,0 +1,100 @@
+"""Tesseract OCR of one page image: orientation first (OSD), then German text line by line."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytesseract
+from PIL import Image, ImageFilter
+
+from orchestration.failures import FailureClass, JobError
+
+LANGUAGE = "deu"
+# psm 6 reads the page as one block, so a table row stays one line instead of one block per column.
+TEXT_CONFIG = "--psm 6"
+PAGE_TIMEOUT_S = 120
+# Tesseract reads best at about 300 dpi: the short side of an A4 page is 2480 pixels then.
+TARGET_SHORT_SIDE = 2480
+MAX_UPSCALE = 2.0
+
+
+@dataclass(frozen=True)
+class OcrPage:
+    text: str
+    rotation: int  # degrees the page was turned clockwise to read it upright
+
+
+def require_tesseract() -> None:
+    """Fail with dependency_unavailable unless Tesseract and its German and OSD data are installed."""
+    try:
+        languages = set(pytesseract.get_languages())
+    except (pytesseract.TesseractNotFoundError, OSError) as error:
+        raise JobError(
+            FailureClass.DEPENDENCY_UNAVAILABLE,
+            "Tesseract is not installed (apt-get install tesseract-ocr tesseract-ocr-deu tesseract-ocr-osd)",
+            source="shareholders",
+            code="tesseract",
+        ) from error
+    missing = {LANGUAGE, "osd"} - languages
+    if missing:
+        raise JobError(
+            FailureClass.DEPENDENCY_UNAVAILABLE,
+            f"Tesseract lacks the language data {', '.join(sorted(missing))}",
+            source="shareholders",
+            code="tesseract",
+        )
+
+
+def ocr_page(image: Image.Image, *, max_pixels: int) -> OcrPage:
+    """Text of a scanned page, turned upright first; upscaling never exceeds ``max_pixels``."""
+    if image.mode == "1":
+        # Fax-style bilevel scans: softening the edges keeps specks and thin commas apart.
+        image = image.convert("L").filter(ImageFilter.GaussianBlur(0.8))
+    else:
+        image = image.convert("L")
+    rotation = detect_rotation(image)
+    if rotation:
+        # Tesseract reports clockwise degrees; PIL rotates counter-clockwise.
+        image = image.rotate(-rotation, expand=True, fillcolor=255)
+    image = _upscale(image, max_pixels)
+    try:
+        text = _tesseract(pytesseract.image_to_string, image, lang=LANGUAGE, config=TEXT_CONFIG)
+    except pytesseract.TesseractError as error:
+        raise JobError(FailureClass.INVALID_FILE, f"Tesseract cannot read a page: {error}", source="shareholders") from error
+    return OcrPage(text=text, rotation=rotation)
+
+
+def _upscale(image: Image.Image, max_pixels: int) -> Image.Image:
+    """Low-resolution scans (200 dpi is common) enlarged towards 300 dpi, where Tesseract errs least."""
+    width, height = image.size
+    scale = min(TARGET_SHORT_SIDE / min(width, height), MAX_UPSCALE, (max_pixels / (width * height)) ** 0.5)
+    if scale < 1.1:
+        return image
+    return image.resize((round(width * scale), round(height * scale)), Image.Resampling.LANCZOS)
+
+
+def detect_rotation(image: Image.Image) -> int:
+    """Clockwise degrees (0, 90, 180, 270) that make the page upright; 0 when OSD finds too little text."""
+    try:
+        osd = _tesseract(pytesseract.image_to_osd, image, config="--psm 0")
+    except pytesseract.TesseractError:
+        return 0  # a page with too few characters for OSD: read it as it is
+    match = re.search(r"Rotate:\s*(\d+)", osd)
+    return int(match.group(1)) % 360 if match else 0
+
+
+def _tesseract(function, image: Image.Image, **kwargs) -> str:
+    try:
+        return function(image, timeout=PAGE_TIMEOUT_S, **kwargs)
+    except pytesseract.TesseractNotFoundError as error:
+        raise JobError(
+            FailureClass.DEPENDENCY_UNAVAILABLE, "Tesseract is not installed", source="shareholders", code="tesseract"
+        ) from error
+    except RuntimeError as error:
+        # pytesseract signals a timeout with a bare RuntimeError; TesseractError is one too.
+        if isinstance(error, pytesseract.TesseractError) or "timeout" not in str(error).lower():
+            raise
+        raise JobError(
+            FailureClass.TIMEOUT, f"OCR of a page took longer than {PAGE_TIMEOUT_S} s", source="shareholders"
+        ) from error

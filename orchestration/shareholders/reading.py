@@ -1,0 +1,151 @@
+"""From the bytes of a shareholder list to the text of its pages.
+
+A PDF page's text layer is used when it holds real text; other PDF pages are rendered and read
+by OCR, as are TIFF, PNG and JPEG scans. Every file is untrusted: sizes are checked before any
+image is decoded, and anything the libraries cannot read is an ``invalid_file``.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+import pdfplumber
+import pypdfium2
+from PIL import Image
+
+from orchestration.failures import FailureClass, JobError
+from orchestration.shareholders.ocr import ocr_page, require_tesseract
+
+MAX_FILE_BYTES = 50 * 1024 * 1024
+MAX_PAGES = 50
+# A4 at 300 dpi is 8.7 M pixels; 40 M leaves room for A3 at 400 dpi and stops bombs early.
+MAX_PAGE_PIXELS = 40_000_000
+MAX_PAGE_POINTS = 14_400  # the PDF limit for a page side: 200 inches
+OCR_DPI = 300
+MIN_TEXT_CHARS = 20
+IMAGE_FORMATS = {"TIFF", "PNG", "JPEG"}
+
+# PIL's own bomb check (a warning above the limit, an error above twice the limit) never allows
+# more than our explicit page limit.
+Image.MAX_IMAGE_PIXELS = min(Image.MAX_IMAGE_PIXELS or MAX_PAGE_PIXELS, MAX_PAGE_PIXELS)
+
+
+@dataclass(frozen=True)
+class PageText:
+    text: str
+    source: Literal["text_layer", "ocr"]
+    rotation: int = 0  # degrees OCR turned the page clockwise to read it
+
+
+def read_pages(content: bytes) -> list[PageText]:
+    """Text of every page; raises JobError (invalid_file, dependency_unavailable, timeout)."""
+    if len(content) > MAX_FILE_BYTES:
+        raise _invalid(f"file of {len(content)} bytes exceeds the limit of {MAX_FILE_BYTES}")
+    if b"%PDF-" in content[:1024]:
+        return _read_pdf(content)
+    return _read_image(content)
+
+
+def _invalid(message: str) -> JobError:
+    return JobError(FailureClass.INVALID_FILE, message, source="shareholders")
+
+
+def _usable_text(text: str) -> bool:
+    """A text layer with words in it, not a scan's empty layer or glyph ids without a character map."""
+    readable = re.sub(r"\(cid:\d+\)", "", text)
+    return sum(ch.isalnum() for ch in readable) >= MIN_TEXT_CHARS and len(readable) > len(text) / 2
+
+
+def _read_pdf(content: bytes) -> list[PageText]:
+    pages: dict[int, PageText] = {}
+    to_render: list[int] = []
+    # pdfminer raises a zoo of exception types on broken or hostile files; all mean the same here.
+    try:
+        with pdfplumber.open(io.BytesIO(content)) as pdf:
+            if not pdf.pages:
+                raise _invalid("the PDF has no pages")
+            if len(pdf.pages) > MAX_PAGES:
+                raise _invalid(f"the PDF has {len(pdf.pages)} pages, more than the limit of {MAX_PAGES}")
+            for index, page in enumerate(pdf.pages):
+                if max(page.width, page.height) > MAX_PAGE_POINTS:
+                    raise _invalid(f"page {index + 1} measures {page.width:.0f}×{page.height:.0f} pt")
+                text = page.extract_text() or ""
+                if _usable_text(text):
+                    pages[index] = PageText(text=text, source="text_layer")
+                else:
+                    _check_images(page, index)
+                    to_render.append(index)
+    except JobError:
+        raise
+    except Exception as error:  # noqa: BLE001 - see above
+        raise _invalid(f"broken PDF: {type(error).__name__}: {error}") from error
+    if to_render:
+        require_tesseract()
+        for index, image in _render(content, to_render):
+            result = ocr_page(image, max_pixels=MAX_PAGE_PIXELS)
+            pages[index] = PageText(text=result.text, source="ocr", rotation=result.rotation)
+    return [pages[index] for index in sorted(pages)]
+
+
+def _check_images(page, index: int) -> None:
+    """Refuse embedded images that would decode to more pixels than a page may have."""
+    for image in page.images:
+        width, height = (int(side) for side in image["srcsize"])
+        if width * height > MAX_PAGE_PIXELS:
+            raise _invalid(f"page {index + 1} embeds an image of {width}×{height} pixels")
+
+
+def _render(content: bytes, indexes: list[int]) -> Iterator[tuple[int, Image.Image]]:
+    """Page images for OCR at OCR_DPI, scaled down where a page would exceed MAX_PAGE_PIXELS."""
+    try:
+        document = pypdfium2.PdfDocument(content)
+    except pypdfium2.PdfiumError as error:
+        raise _invalid(f"broken PDF: {error}") from error
+    try:
+        for index in indexes:
+            try:
+                page = document[index]
+                width, height = page.get_size()
+                scale = min(OCR_DPI / 72, math.sqrt(MAX_PAGE_PIXELS / max(width * height, 1)))
+                image = page.render(scale=scale, grayscale=True).to_pil()
+            except pypdfium2.PdfiumError as error:
+                raise _invalid(f"page {index + 1} cannot be rendered: {error}") from error
+            yield index, image
+    finally:
+        document.close()
+
+
+def _read_image(content: bytes) -> list[PageText]:
+    try:
+        image = Image.open(io.BytesIO(content))
+    except Image.DecompressionBombError as error:
+        raise _invalid(f"decompression bomb: {error}") from error
+    except Exception as error:  # noqa: BLE001 - PIL raises many types for unreadable input
+        raise _invalid("neither a PDF nor a readable TIFF, PNG or JPEG image") from error
+    if image.format not in IMAGE_FORMATS:
+        raise _invalid(f"unsupported image format {image.format}")
+    frames = getattr(image, "n_frames", 1)
+    if frames > MAX_PAGES:
+        raise _invalid(f"the image has {frames} pages, more than the limit of {MAX_PAGES}")
+    require_tesseract()
+    pages = []
+    for index in range(frames):
+        try:
+            image.seek(index)
+        except Exception as error:  # noqa: BLE001
+            raise _invalid(f"page {index + 1} cannot be read: {error}") from error
+        width, height = image.size
+        if width * height > MAX_PAGE_PIXELS:
+            raise _invalid(f"page {index + 1} has {width}×{height} pixels, more than {MAX_PAGE_PIXELS}")
+        try:
+            frame = image.copy()
+        except Exception as error:  # noqa: BLE001 - truncated or corrupt image data
+            raise _invalid(f"page {index + 1} is corrupt: {type(error).__name__}: {error}") from error
+        result = ocr_page(frame, max_pixels=MAX_PAGE_PIXELS)
+        pages.append(PageText(text=result.text, source="ocr", rotation=result.rotation))
+    return pages
