@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import httpx
 import pytest
 import sqlalchemy as sa
-from lxml import etree
+from click.testing import CliRunner
 
+from orchestration.cli import main
 from orchestration.failures import FailureClass, JobError
-from orchestration.register import PortalClient, SearchMode, make_register_client
+from orchestration.register import PortalClient, ResultRow, SearchMode, make_register_client
 from orchestration.register.models import walk_nodes
 from orchestration.register.sample import start_sample_register_in_thread
-from orchestration.settings import Settings
+from orchestration.settings import Settings, get_settings
 from orchestration.xjustiz import parse_si, validate_xsd
 
 MAGIC = {"application/pdf": b"%PDF", "image/tiff": (b"II*\x00", b"MM\x00*")}
@@ -228,3 +234,63 @@ def test_configured_client_takes_tokens_of_the_shared_bucket(sample_register, en
         ).one()
     # Start page, navigation, search: three retrievals out of a burst of 300.
     assert capacity - tokens == pytest.approx(3, abs=0.1)
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+@pytest.fixture
+def configured_register(sample_register, db_url, monkeypatch):
+    """The settings point at the sample register and the test database."""
+    monkeypatch.setenv("HREG_REGISTER_URL", sample_register.url)
+    get_settings.cache_clear()
+    return sample_register
+
+
+def test_cli_search_prints_json_lines(configured_register):
+    result = CliRunner().invoke(main, ["register", "search", "Amazon Logistik", "--max", "5"])
+
+    assert result.exit_code == 0, result.output
+    rows = [ResultRow.model_validate_json(line) for line in result.output.splitlines()]
+    assert {r.name for r in rows} == {"Amazon City Logistik Alpha GmbH", "Amazon City Logistik Gamma GmbH"}
+
+
+def test_cli_download_si_saves_the_document(configured_register, corpus, tmp_path):
+    sample = next(c for c in corpus.companies if c.sample_file and c.court.code == "D2601")
+    target = tmp_path / "si.xml"
+
+    result = CliRunner().invoke(
+        main, ["register", "download-si", sample.court.code, sample.register_type, sample.register_number, "-o", str(target)]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert target.read_bytes() == sample.sample_file.read_bytes()
+
+
+def test_cli_download_si_of_an_unknown_number_fails(configured_register, tmp_path):
+    result = CliRunner().invoke(main, ["register", "download-si", "D2601", "HRB", "9999999", "-o", str(tmp_path / "x.xml")])
+    assert result.exit_code == 1 and "not in the register" in result.output
+
+
+def test_cli_serves_the_sample_register(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [str(Path(sys.executable).parent / "hreg"), "sample-register", "--port", str(port), "--generated", "50"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/", follow_redirects=True, timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.2)
+        assert response.status_code == 200 and "naviForm:erweiterteSucheLink" in response.text
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
