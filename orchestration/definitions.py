@@ -10,11 +10,14 @@ import dagster as dg
 
 from assets.company_records import build_company_records_asset
 from assets.discovery import build_discovery_assets
+from assets.shareholders import build_shareholder_list_documents_asset, build_shareholders_asset, ownership_graph
 from orchestration import queue
 from orchestration.db.engine import get_engine
 from resources.database import DatabaseResource
 from resources.documents import DocumentStoreResource
 from resources.register import RegisterResource
+from resources.shareholders import ShareholderExtractorResource
+from sensors.automation import automation_sensors
 from sensors.jobs import build_job_sensor, lease_reaper_sensor
 
 # How often each job type's sensor polls: discovery is what a user waits for.
@@ -53,19 +56,22 @@ def build_definitions() -> dg.Definitions:
     assets_by_type = {
         "basic_discovery": build_discovery_assets(job_types["basic_discovery"]),
         "xml_parsing": build_company_records_asset(job_types["xml_parsing"]),
+        "shareholder_download": build_shareholder_list_documents_asset(job_types["shareholder_download"]),
+        "shareholder_parsing": build_shareholders_asset(job_types["shareholder_parsing"]),
     }
     jobs = {job_type: asset_job(job_type, asset) for job_type, asset in assets_by_type.items()}
     sensors = [
         build_job_sensor(job_type, job, SENSOR_INTERVAL_SECONDS[job_type]) for job_type, job in jobs.items()
     ]
     return dg.Definitions(
-        assets=list(assets_by_type.values()),
+        assets=[*assets_by_type.values(), ownership_graph],
         jobs=list(jobs.values()),
-        sensors=[*sensors, lease_reaper_sensor],
+        sensors=[*sensors, lease_reaper_sensor, *automation_sensors],
         resources={
             "database": DatabaseResource(),
             "documents": DocumentStoreResource(),
             "register": RegisterResource(),
+            "shareholder_extractor": ShareholderExtractorResource(),
         },
     )
 

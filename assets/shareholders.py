@@ -1,0 +1,113 @@
+"""Shareholder lists: the documents from the DK tree, the shareholders read from them, and the
+ownership graph as a pandas DataFrame."""
+
+import dagster as dg
+import pandas as pd
+import sqlalchemy as sa
+
+from assets.batch import BatchCheck, batch_metadata, retry_policy_for, run_checks, work_batch
+from orchestration.queue import JobType
+from orchestration.shareholders.store import load_ownership
+from orchestration.stages.shareholder_download import ShareholderDownloadStage
+from orchestration.stages.shareholder_parsing import ShareholderParsingStage
+from resources.database import DatabaseResource
+from resources.documents import DocumentStoreResource
+from resources.register import RegisterResource
+from resources.shareholders import ShareholderExtractorResource
+
+SHAREHOLDER_LIST_DOCUMENTS = dg.AssetKey("shareholder_list_documents")
+SHAREHOLDERS = dg.AssetKey("shareholders")
+OWNERSHIP_GRAPH = dg.AssetKey("ownership_graph")
+
+
+def _failed_validation(check_name: str) -> sa.TextClause:
+    """Counts the batch's entities whose newest list fails the named validation check."""
+    return sa.text(f"""
+        SELECT count(*) FROM (
+            SELECT DISTINCT ON (entity_id) validation FROM content.shareholder_lists
+             WHERE entity_id = ANY(CAST(:entity_ids AS uuid[]))
+             ORDER BY entity_id, id DESC) latest
+         WHERE EXISTS (SELECT 1 FROM jsonb_array_elements(latest.validation -> 'checks') c
+                        WHERE c ->> 'name' = '{check_name}' AND c ->> 'status' = 'failed')
+    """)
+
+
+SHAREHOLDER_CHECKS: list[BatchCheck] = [
+    ("percentages_sum_to_100", "shareholder percentages sum to 100 within the rounding GesLV §4 allows",
+     _failed_validation("percentages_sum_to_100")),
+    ("nominal_amounts_sum_to_capital", "nominal amounts sum to the capital of the parsed register data",
+     _failed_validation("nominal_sum_matches_capital")),
+    ("shares_numbered", "every share has a running number, without gaps or repeats",
+     _failed_validation("shares_numbered")),
+]
+
+
+def build_shareholder_list_documents_asset(job_type: JobType) -> dg.AssetsDefinition:
+    @dg.asset(
+        key=SHAREHOLDER_LIST_DOCUMENTS,
+        deps=[dg.AssetKey("company_records")],
+        retry_policy=retry_policy_for(job_type),
+        group_name="shareholders",
+        kinds={"pdf"},
+        description="Shareholder lists (Gesellschafterliste) downloaded from the DK tree, content-addressed "
+        "(content.raw_documents); each run works one batch of due shareholder_download jobs.",
+    )
+    def shareholder_list_documents(
+        context: dg.AssetExecutionContext,
+        database: DatabaseResource,
+        documents: DocumentStoreResource,
+        register: RegisterResource,
+    ) -> dg.MaterializeResult:
+        stage = ShareholderDownloadStage(register.get_client, documents.get_store())
+        report = work_batch(context, database.get_engine(), stage)
+        return dg.MaterializeResult(metadata=batch_metadata(report, {"register": register.kind}))
+
+    return shareholder_list_documents
+
+
+def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
+    @dg.asset(
+        key=SHAREHOLDERS,
+        deps=[SHAREHOLDER_LIST_DOCUMENTS],
+        retry_policy=retry_policy_for(job_type),
+        group_name="shareholders",
+        kinds={"postgres"},
+        description="Shareholders read from the lists (text layer or OCR, rules or LLM), one revision per "
+        "list, validated (content.shareholder_lists, content.shareholders).",
+        check_specs=[dg.AssetCheckSpec(name, asset=SHAREHOLDERS, description=d) for name, d, _ in SHAREHOLDER_CHECKS],
+    )
+    def shareholders(
+        context: dg.AssetExecutionContext,
+        database: DatabaseResource,
+        documents: DocumentStoreResource,
+        shareholder_extractor: ShareholderExtractorResource,
+    ):
+        engine = database.get_engine()
+        stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
+        report = work_batch(context, engine, stage)
+        yield dg.MaterializeResult(asset_key=SHAREHOLDERS, metadata=batch_metadata(report))
+        yield from run_checks(engine, SHAREHOLDER_CHECKS, report, SHAREHOLDERS)
+
+    return shareholders
+
+
+@dg.asset(
+    key=OWNERSHIP_GRAPH,
+    deps=[SHAREHOLDERS],
+    group_name="shareholders",
+    kinds={"pandas"},
+    description="Who holds what: each company's newest shareholder list as rows of a DataFrame, corporate "
+    "shareholders linked to their own entity (linked_entity_id), for analysis in pandas.",
+)
+def ownership_graph(database: DatabaseResource) -> dg.Output[pd.DataFrame]:
+    with database.get_engine().connect() as conn:
+        frame = load_ownership(conn)
+    return dg.Output(
+        frame,
+        metadata={
+            "rows": len(frame),
+            "companies": int(frame["entity_id"].nunique()) if len(frame) else 0,
+            "corporate_links": int(frame["linked_entity_id"].notna().sum()) if len(frame) else 0,
+            "preview": dg.MetadataValue.md(frame.head(20).to_markdown() if len(frame) else "(empty)"),
+        },
+    )

@@ -1,0 +1,57 @@
+"""shareholder_parsing: a stored shareholder list into shareholder rows, validated against the capital."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Callable, ClassVar
+
+import sqlalchemy as sa
+
+from orchestration.documents import DocumentStore
+from orchestration.failures import FailureClass, JobError
+from orchestration.queue import ClaimedJob
+from orchestration.shareholders.model import ShareholderList
+from orchestration.shareholders.store import store_shareholder_list
+from orchestration.worker import Outcome, Stage, each_job
+
+CURRENT_CAPITAL = sa.text("""
+    SELECT record #>> '{capital,amount}' FROM content.entity_revisions
+     WHERE entity_id = :entity_id ORDER BY id DESC LIMIT 1
+""")
+
+Extract = Callable[[bytes, Decimal | None], ShareholderList]
+
+
+class ShareholderParsingStage(Stage):
+    job_type: ClassVar[str] = "shareholder_parsing"
+    chunk_size: ClassVar[int] = 1
+
+    def __init__(self, documents: DocumentStore, extract: Extract) -> None:
+        self.documents = documents
+        self.extract = extract
+
+    def process_chunk(self, conn: sa.Connection, jobs: list[ClaimedJob]) -> dict[str, Outcome]:
+        return each_job(conn, jobs, lambda job: self._parse(conn, job))
+
+    def _parse(self, conn: sa.Connection, job: ClaimedJob) -> dict:
+        document = self.documents.load(conn, [job.raw_document_id]).get(job.raw_document_id) if job.raw_document_id else None
+        if document is None:
+            raise JobError(
+                FailureClass.INVALID_FILE,
+                f"no stored shareholder list {job.raw_document_id}; request the shareholder research again",
+                source="shareholder_parsing",
+            )
+        capital_text = conn.execute(CURRENT_CAPITAL, {"entity_id": job.entity_id}).scalar()
+        capital = Decimal(capital_text) if capital_text else None
+        result = self.extract(document.content, capital)
+        list_id = store_shareholder_list(
+            conn, entity_id=job.entity_id, raw_document_id=document.id, job_id=job.id, result=result, capital=capital
+        )
+        return {
+            "list_id": list_id,
+            "new_list": list_id is not None,
+            "shareholders": len(result.shareholders),
+            "method": result.method,
+            "valid": result.validation.valid,
+            "failed_checks": [check.name for check in result.validation.failed],
+        }
