@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
 
 from database_helpers import clear_process_caches
 from orchestration.automation import fire
-from orchestration.automation.rules import get_rule
+from orchestration.automation.rules import RuleConfigError, get_rule, validate_action, validate_source
 from orchestration.cli import main
 from orchestration.db.engine import get_engine
 from test_automation_support import ORGANIZATION, USER, change_event, make_entity
@@ -63,22 +64,40 @@ def test_create_list_disable_and_log(hreg, engine):
     ("source", "source_config", "action", "action_config", "message"),
     [
         ("entity_changed", {"fields": ["purpose"]}, "notification", {}, "unknown values ['purpose']"),
+        ("entity_changed", {"feilds": ["name"]}, "notification", {}, "unknown keys ['feilds']"),
         ("schedule", {"cron": "every monday"}, "enqueue_job", {"job": "rediscovery"}, "valid cron expression"),
+        ("schedule", {"cron": "0 6 * * 1", "timezone": "Mars/Olympus"}, "notification", {}, "unknown timezone"),
         ("schedule", {"cron": "0 6 * * 1", "watch": "all"}, "enqueue_job", {"job": "rediscovery"}, "watch must be"),
-        ("search_match", {"search_id": "00000000-0000-4000-8000-000000000000"}, "notification", {},
-         "does not exist"),
-        ("job_failed", {"job_types": ["xml_parse"]}, "notification", {}, "unknown values ['xml_parse']"),
+        ("search_match", {}, "notification", {}, "needs search_id"),
+        ("job_failed", {"failure_classes": ["flaky"]}, "notification", {}, "unknown values ['flaky']"),
         ("entity_changed", {}, "webhook", {"url": "ftp://example.org"}, "http(s) url"),
         ("entity_changed", {}, "webhook", {"url": "https://example.org/hook"}, "needs secret"),
+        ("entity_changed", {}, "webhook", {"url": "https://example.org/hook", "secret": "k", "timeout_seconds": 60},
+         "at most 10"),
         ("entity_changed", {}, "enqueue_job", {"job": "delete_everything"}, "needs job"),
+        ("entity_changed", {}, "notification", {"delay_seconds": -5}, "delay_seconds must be"),
     ],
 )
-def test_create_refuses_what_it_cannot_carry_out(hreg, source, source_config, action, action_config, message):
-    result = hreg("rules", "create", "Broken", "--organization", str(ORGANIZATION), "--source", source,
-                  "--source-config", json.dumps(source_config), "--action", action,
-                  "--action-config", json.dumps(action_config))
-    assert result.exit_code != 0
-    assert message in result.output
+def test_rule_configurations_that_cannot_be_carried_out_are_refused(source, source_config, action, action_config,
+                                                                   message):
+    with pytest.raises(RuleConfigError, match=re.escape(message)):
+        validate_source(source, source_config)
+        validate_action(action, action_config)
+
+
+def test_create_refuses_what_the_database_does_not_know(hreg):
+    missing_search = hreg("rules", "create", "Neue Treffer", "--organization", str(ORGANIZATION),
+                          "--source", "search_match", "--source-config", json.dumps({"search_id": str(USER)}),
+                          "--action", "notification")
+    unknown_job_type = hreg("rules", "create", "Fehler", "--organization", str(ORGANIZATION),
+                            "--source", "job_failed", "--source-config", '{"job_types": ["xml_parse"]}',
+                            "--action", "notification")
+    not_json = hreg("rules", "create", "Kaputt", "--organization", str(ORGANIZATION), "--source", "entity_changed",
+                    "--source-config", "{fields: name}", "--action", "notification")
+
+    assert missing_search.exit_code != 0 and f"saved search {USER} does not exist" in missing_search.output
+    assert unknown_job_type.exit_code != 0 and "unknown values ['xml_parse']" in unknown_job_type.output
+    assert not_json.exit_code != 0 and "not JSON" in not_json.output
     assert hreg("rules", "list").output.strip() == "no rules"
 
 

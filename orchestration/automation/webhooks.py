@@ -39,7 +39,8 @@ def encode(payload: Mapping[str, Any]) -> bytes:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str).encode()
 
 
-def post(url: str, secret: str, payload: Mapping[str, Any], *, delivery_id: str, event_type: str, timeout_s: float) -> None:
+def post(client: httpx.Client, url: str, secret: str, payload: Mapping[str, Any], *, delivery_id: str,
+         event_type: str, timeout_s: float) -> None:
     """POST ``payload``; raises WebhookError unless the receiver answered 2xx."""
     body = encode(payload)
     headers = {
@@ -50,7 +51,7 @@ def post(url: str, secret: str, payload: Mapping[str, Any], *, delivery_id: str,
         EVENT_HEADER: event_type,
     }
     try:
-        response = httpx.post(url, content=body, headers=headers, timeout=timeout_s, follow_redirects=False)
+        response = client.post(url, content=body, headers=headers, timeout=timeout_s, follow_redirects=False)
     except httpx.HTTPError as exc:
         raise WebhookError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
     if response.is_success:
