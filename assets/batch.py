@@ -13,7 +13,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from orchestration import queue
-from orchestration.worker import BatchAborted, BatchReport, Stage, run_batch
+from orchestration.settings import get_settings
+from orchestration.worker import BatchAborted, BatchReport, Stage, run_batches
 
 SAMPLE_ROWS = 10
 TOUCHED_ENTITIES_SHOWN = 100
@@ -102,7 +103,7 @@ def work_batch(
     # An error before the claim (database unreachable) propagates: no job was touched, so the
     # step's retry policy may retry it.
     try:
-        report = run_batch(engine, stage, context.run_id, limit=limit)
+        report = run_batches(engine, stage, context.run_id, max_batches=get_settings().max_batches_per_run, limit=limit)
     except BatchAborted as exc:
         # After the claim the jobs belong to the database's retries (through the lease reaper).
         raise dg.Failure(description=str(exc), allow_retries=False) from exc

@@ -1,10 +1,14 @@
 """Parsed XML: the canonical company records, one revision per change, from xml_parsing jobs."""
 
+from typing import Literal
+
 import dagster as dg
 import sqlalchemy as sa
+from pydantic import Field
 
 from assets.batch import BatchCheck, batch_metadata, retry_policy_for, run_checks, work_batch
 from orchestration.queue import JobType
+from orchestration.reparse import ReparseScope, enqueue_reparse
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.xjustiz import PARSER_VERSION
 from resources.database import DatabaseResource
@@ -38,6 +42,19 @@ COMPANY_RECORD_CHECKS: list[BatchCheck] = [
 ]
 
 
+class CompanyRecordsConfig(dg.Config):
+    reparse: Literal["stale", "all", "none"] = Field(
+        "stale",
+        description="Before working the queue, queue parser_change re-parses of the stored SI documents: "
+        "'stale' those no job of this parser version has taken (what a parser change leaves to do), "
+        "'all' every one, 'none' nothing (what the sensor's runs ask for).",
+    )
+
+
+# What the xml_parsing sensor's runs ask for: just the queue.
+SENSOR_RUN_CONFIG = {"ops": {"company_records": {"config": {"reparse": "none"}}}}
+
+
 def build_company_records_asset(job_type: JobType) -> dg.AssetsDefinition:
     @dg.asset(
         key=COMPANY_RECORDS,
@@ -51,13 +68,23 @@ def build_company_records_asset(job_type: JobType) -> dg.AssetsDefinition:
         check_specs=[dg.AssetCheckSpec(name, asset=COMPANY_RECORDS, description=d) for name, d, _ in COMPANY_RECORD_CHECKS],
     )
     def company_records(
-        context: dg.AssetExecutionContext, database: DatabaseResource, documents: DocumentStoreResource
+        context: dg.AssetExecutionContext,
+        config: CompanyRecordsConfig,
+        database: DatabaseResource,
+        documents: DocumentStoreResource,
     ):
         engine = database.get_engine()
+        queued = 0
+        if config.reparse != "none":
+            with engine.begin() as conn:
+                queued = enqueue_reparse(
+                    conn, ReparseScope(stale_only=config.reparse == "stale"), parser_version=PARSER_VERSION
+                )
+            context.log.info(f"queued {queued} parser_change re-parses ({config.reparse}) for parser {PARSER_VERSION}")
         report = work_batch(context, engine, XmlParsingStage(documents.get_store()))
         yield dg.MaterializeResult(
             asset_key=COMPANY_RECORDS,
-            metadata=batch_metadata(report, {"parser_version": PARSER_VERSION}),
+            metadata=batch_metadata(report, {"parser_version": PARSER_VERSION, "reparses_queued": queued}),
         )
         yield from run_checks(engine, COMPANY_RECORD_CHECKS, report, COMPANY_RECORDS)
 

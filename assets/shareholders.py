@@ -7,7 +7,7 @@ import sqlalchemy as sa
 
 from assets.batch import BatchCheck, batch_metadata, retry_policy_for, run_checks, work_batch
 from orchestration.queue import JobType
-from orchestration.shareholders.store import load_ownership
+from orchestration.shareholders.store import load_shareholders
 from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import ShareholderParsingStage
 from resources.database import DatabaseResource
@@ -101,7 +101,7 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
 )
 def ownership_graph(database: DatabaseResource) -> dg.Output[pd.DataFrame]:
     with database.get_engine().connect() as conn:
-        frame = load_ownership(conn)
+        frame = load_shareholders(conn)
     return dg.Output(
         frame,
         metadata={

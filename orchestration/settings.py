@@ -39,6 +39,9 @@ class Settings(BaseSettings):
         description='Per job type batch sizes, JSON such as {"xml_parsing": 500}; written to '
         "processing.job_types by `hreg db upgrade`, which the sensors read.",
     )
+    max_batches_per_run: int = Field(
+        20, description="Batches one run works at most while due jobs remain, spreading its start-up cost."
+    )
     sensor_max_runs_per_tick: int = Field(4, description="Runs one sensor tick may request at most.")
     max_concurrent_runs: int = Field(4, description="Runs the Dagster run queue starts at once.")
     webserver_port: int = Field(3000, description="Port of the Dagster webserver started by `hreg dev`.")

@@ -90,6 +90,19 @@ class BatchReport:
 
     SAMPLE_LIMIT: ClassVar[int] = 20
 
+    def absorb(self, other: "BatchReport") -> None:
+        """Add another batch of the same worker to this report."""
+        self.claimed += other.claimed
+        self.completed += other.completed
+        self.failed += other.failed
+        self.lost += other.lost
+        self.failures_by_class.update(other.failures_by_class)
+        self.failure_samples.extend(other.failure_samples[: self.SAMPLE_LIMIT - len(self.failure_samples)])
+        self.results.extend(other.results[: self.SAMPLE_LIMIT - len(self.results)])
+        self.totals.update(other.totals)
+        self.entity_ids.extend(other.entity_ids)
+        self.seconds += other.seconds
+
     def record(self, job: ClaimedJob, outcome: Outcome) -> None:
         if job.entity_id:
             self.entity_ids.append(job.entity_id)
@@ -214,3 +227,19 @@ def report_chunk(engine: Engine, stage: Stage, worker_id: str, chunk: list[Claim
             # stand: they are keyed by source record and content, so the rerun repeats them harmlessly.
             report.lost += 1
             log.warning("job %s was reaped before it was reported", job.id)
+
+
+def run_batches(
+    engine: Engine, stage: Stage, worker_id: str, *, max_batches: int, limit: int | None = None
+) -> BatchReport:
+    """Work batch after batch until the queue has no due job of the type, or ``max_batches`` are done.
+
+    A run that keeps claiming while work is due spreads its start-up cost over many batches.
+    """
+    report = BatchReport(job_type=stage.job_type, worker_id=worker_id)
+    for _ in range(max_batches):
+        batch = run_batch(engine, stage, worker_id, limit=limit)
+        report.absorb(batch)
+        if batch.claimed == 0:
+            break
+    return report
