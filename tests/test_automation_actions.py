@@ -128,11 +128,13 @@ def test_webhook_is_delivered_signed_to_a_real_receiver(engine, receiver):
     assert verify_signature(SECRET, delivery.body, delivery.headers[SIGNATURE_HEADER])
     assert not verify_signature("wrong secret", delivery.body, delivery.headers[SIGNATURE_HEADER])
     assert delivery.json["rule"]["id"] == rule.id
+    assert delivery.json["event"]["occurred_at"][10] == "T"  # ISO 8601
     assert delivery.json["event"]["changes"]["capital"]["new"]["amount"] == "50000.00"
     with engine.connect() as conn:
         [logged] = log_rows(conn, rule.id)
         [action] = scheduled_actions(conn)
     assert logged.status == "success"
+    assert logged.action_config["url"] == receiver.url and "secret" not in logged.action_config
     assert action.status == "completed" and action.executed_at is not None
     assert run_due_actions(engine).completed == 0  # delivered once
 

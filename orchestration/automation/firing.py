@@ -79,7 +79,8 @@ def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool 
                 trigger_on=event.source_type,
                 event=document,
                 action_type=rule.action_type,
-                action_config=rule.action_config,
+                # The log is read more widely than the rules: it keeps no webhook secret.
+                action_config={k: v for k, v in rule.action_config.items() if k != "secret"},
                 status="scheduled" if rule.runs_later else "success",
                 organization_id=rule.organization_id,
                 completed_date=None if rule.runs_later else sa.func.now(),

@@ -34,6 +34,10 @@ EVENT_SOURCE_TYPES = ("entity_changed", "search_match", "job_failed")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
+def _json_value(value: Any) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
 @dataclass(frozen=True)
 class Event:
     """Something that happened and may fire rules of ``source_type``."""
@@ -59,7 +63,7 @@ class Event:
             "summary": self.summary,
             **self.details,
         }
-        return json.loads(json.dumps(document, default=str))
+        return json.loads(json.dumps(document, default=_json_value))
 
 
 @dataclass(frozen=True)
