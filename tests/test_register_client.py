@@ -138,6 +138,20 @@ def test_a_row_from_another_session_is_found_again(sample_register, client, tmp_
     assert parse_si(content).name == "Apple GmbH"
 
 
+def test_an_idle_session_is_replaced_by_a_new_one(sample_register, tmp_path):
+    def sessions() -> int:
+        return httpx.get(sample_register.url + "/_sample/health").json()["sessions"]
+
+    before = sessions()
+    with PortalClient(sample_register.url, diagnostics_dir=tmp_path, session_idle_s=0) as client:
+        (row,) = client.search("Apple GmbH", SearchMode.EXACT)
+        content, _ = client.download_si(row)
+
+    # The download did not trust the search's session and found the row again in a new one.
+    assert sessions() - before == 2
+    assert parse_si(content).name == "Apple GmbH"
+
+
 # ----------------------------------------------------------------------------- DK tree
 
 
@@ -282,7 +296,7 @@ def test_cli_serves_the_sample_register(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while True:
             try:
                 response = httpx.get(f"http://127.0.0.1:{port}/", follow_redirects=True, timeout=1)

@@ -145,9 +145,10 @@ class SearchForm:
                 return code
         raise ValueError(f"the register knows no court {court!r}")
 
-    def court_code_of(self, court_name: str) -> str | None:
-        wanted = court_name.casefold()
-        return next((code for code, name in self.courts.items() if name.casefold() == wanted), None)
+    @property
+    def court_codes(self) -> dict[str, str]:
+        """Court names (casefolded) to codes: what the result table shows to what the form takes."""
+        return {name.casefold(): code for code, name in self.courts.items()}
 
 
 def _options(select: html.HtmlElement) -> list[tuple[str, str]]:

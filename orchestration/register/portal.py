@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,23 +65,33 @@ class PortalClient(RegisterClient):
         diagnostics_dir: Path,
         rate_limiter: SharedRateLimiter | None = None,
         timeout_s: float = 30.0,
+        session_idle_s: float = 600.0,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.diagnostics_dir = diagnostics_dir
         self.rate_limiter = rate_limiter
+        # The portal drops idle sessions; after this long, views of this client count as gone.
+        self.session_idle_s = session_idle_s
+        self._last_request = 0.0
         self._http = httpx.Client(
             follow_redirects=True,
             timeout=timeout_s,
             headers={"Accept-Language": "de-DE,de;q=0.9,en;q=0.8", "User-Agent": "handelsregister-orchestration"},
         )
         self._page: _Page | None = None
-        self._search_form: pages.SearchForm | None = None
         self._results: list[pages.ResultEntry] = []
         self._results_form: pages.Form | None = None
         self._tree: _OpenTree | None = None
 
     def close(self) -> None:
         self._http.close()
+
+    def _forget_stale_session(self) -> None:
+        """Start afresh when the portal has probably expired this client's session."""
+        if self._page is not None and time.monotonic() - self._last_request > self.session_idle_s:
+            log.info("register session idle for more than %.0f s; starting a new one", self.session_idle_s)
+            self._http.cookies.clear()
+            self._page, self._results, self._results_form, self._tree = None, [], None, None
 
     # ------------------------------------------------------------------------- HTTP
 
@@ -99,6 +110,8 @@ class PortalClient(RegisterClient):
             response = self._http.request(method, url, content=content, headers=headers)
         except httpx.HTTPError as exc:
             raise errors.network_error(exc, what) from exc
+        finally:
+            self._last_request = time.monotonic()
         if response.status_code >= 400:
             raise errors.status_error(response, what)
         return response
@@ -154,8 +167,7 @@ class PortalClient(RegisterClient):
         start = self._page
         form, params = self._read(start.content, what, lambda doc: pages.navigation_to_advanced_search(doc, start.url))
         page = self._load_page("POST", form.action, what, data=form.payload(params))
-        self._search_form = self._read(page.content, what, lambda doc: pages.parse_search_form(doc, page.url))
-        return self._search_form
+        return self._read(page.content, what, lambda doc: pages.parse_search_form(doc, page.url))
 
     def search(
         self,
@@ -169,6 +181,7 @@ class PortalClient(RegisterClient):
         max_results: int = 10,
     ) -> list[ResultRow]:
         mode = SearchMode(mode)
+        self._forget_stale_session()
         form = self._open_search_form()
         fields = {
             form.keywords_field: query,
@@ -188,8 +201,7 @@ class PortalClient(RegisterClient):
         what = f"search {query!r}"
         drop = frozenset() if include_deleted else frozenset({form.include_deleted_field})
         page = self._load_page("POST", form.form.action, what, data=form.form.payload(fields, drop=drop))
-        court_codes = {name.casefold(): code for code, name in form.courts.items()}
-        self._results = self._read(page.content, what, lambda doc: pages.parse_results(doc, court_codes))
+        self._results = self._read(page.content, what, lambda doc: pages.parse_results(doc, form.court_codes))
         self._results_form = (
             self._read(page.content, what, lambda doc: pages.form_by_id(doc, self._results[0].form_id, page.url))
             if self._results
@@ -223,6 +235,7 @@ class PortalClient(RegisterClient):
         )
 
     def _document_link(self, row: ResultRow, kind: str) -> tuple[pages.Form, dict[str, str]]:
+        self._forget_stale_session()
         entry = self._entry_for(row)
         if kind not in entry.links:
             raise JobError(
@@ -248,6 +261,7 @@ class PortalClient(RegisterClient):
     # ------------------------------------------------------------------------- DK tree
 
     def _open_tree(self, row: ResultRow) -> _OpenTree:
+        self._forget_stale_session()
         if self._tree is not None and self._tree.row.same_entry(row):
             return self._tree
         form, link = self._document_link(row, "DK")

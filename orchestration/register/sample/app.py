@@ -59,8 +59,7 @@ class Fault:
 
 @dataclass
 class View:
-    kind: str  # search, results, documents
-    companies: list[Company] = field(default_factory=list)
+    kind: str  # welcome, search, results, documents, or the document kind of a page it shows
     links: dict[str, tuple[Company, str]] = field(default_factory=dict)  # link id -> (company, document kind)
     company: Company | None = None
 
@@ -169,7 +168,7 @@ class SampleRegister:
         )
         per_page = int(form.get("form:ergebnisseProSeite_input", "10"))
         shown = found[:per_page]
-        view = View(kind="results", companies=shown)
+        view = View(kind="results")
         ids = session.new_view(view)
         for row, company in enumerate(shown):
             for k, kind in enumerate(DOCUMENT_KINDS):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from orchestration.xjustiz.codes import courts as xjustiz_courts
 
@@ -49,7 +49,7 @@ def base_code(code: str) -> str:
     return code.strip()[:5]
 
 
-@lru_cache(maxsize=None)
+@cache
 def court(code: str) -> Court:
     code = base_code(code)
     names = xjustiz_courts()
