@@ -159,7 +159,10 @@ def test_webhook_is_retried_after_a_server_error(engine, receiver):
     assert [d.json["attempt"] for d in receiver.deliveries] == [1, 2]
     assert len({d.headers["X-Hreg-Delivery"] for d in receiver.deliveries}) == 1
     with engine.connect() as conn:
-        assert log_rows(conn, rule.id)[0].status == "success"
+        [logged] = log_rows(conn, rule.id)
+        [action] = scheduled_actions(conn)
+    assert (logged.status, logged.error_message) == ("success", None)
+    assert "HTTP 503" in action.last_error
 
 
 def test_webhook_fails_for_good_on_a_client_error_or_when_retries_run_out(engine, receiver):

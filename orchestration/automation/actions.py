@@ -138,7 +138,9 @@ def _settle(conn: sa.Connection, action: sa.Row, status: str, error: str | None 
         conn.execute(
             trigger_log.update()
             .where(trigger_log.c.id == action.trigger_log_id)
-            .values(status=_LOG_STATUS[status], error_message=error or action.last_error,
+            # A success after retries leaves the failed attempts in the action's last_error only.
+            .values(status=_LOG_STATUS[status],
+                    error_message=None if status == "completed" else error or action.last_error,
                     completed_date=sa.func.now())
         )
 
