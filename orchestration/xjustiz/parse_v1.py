@@ -25,41 +25,43 @@ from orchestration.xjustiz.participants import (
 )
 from orchestration.xjustiz.values import (
     XJUSTIZ_NS,
-    clean,
-    decimal_amount,
-    iso_date,
     child_text,
     children_by_tag,
+    decimal_amount,
+    descend,
     first_by_tag,
+    iso_date,
     optional_int,
-    required_text,
-    text_of,
     split_register_reference,
     structure_error,
+    text_of,
 )
 from orchestration.xjustiz.version import PARSER_VERSION
 
 log = logging.getLogger(__name__)
 
+# Element names in Clark notation, looked up child by child (see parse_v3).
 T = "{" + XJUSTIZ_NS + "}"
-GRUNDDATEN = T + "Grunddaten"
-PROCEEDING = f"{T}Grunddaten/{T}Verfahrensdaten"
-PRODUCER = f"{T}Herstellerinformation/{T}Name_des_Produkts"
+CONTENT = T + "content"
+PROCEEDING = (T + "Grunddaten", T + "Verfahrensdaten")
+PRODUCER = (T + "Herstellerinformation", T + "Name_des_Produkts")
 INSTANCE = T + "Instanzdaten"
-COURT = f"{T}Instanzbehoerde/{T}Gericht/{T}content"
+COURT = (T + "Instanzbehoerde", T + "Gericht", CONTENT)
 FACHDATEN = T + "Fachdaten_Register"
 BASISDATEN = T + "Basisdaten_Register"
 EXTRACT = T + "Auszug"
-NAME = f"{T}Bezeichnung/{T}Bezeichnung_Aktuell"
-CAPITAL_PATHS = (
-    f"{T}Zusatzangaben/{T}Kapitalgesellschaft/{T}Zusatz_GmbH/{T}Stammkapital",
-    f"{T}Zusatzangaben/{T}Kapitalgesellschaft/{T}Zusatz_AG/{T}Grundkapital",
-)
-LIMITED_PARTNERS = f"{T}Zusatzangaben/{T}Personengesellschaft/{T}Zusatz_KG/{T}Daten_Kommanditist"
-NO_EXEMPTION = "(keine Angabe)"
-CONTENT = T + "content"
+ADDITIONAL = T + "Zusatzangaben"
+NAME = T + "Bezeichnung_Aktuell"
+LEGAL_FORM = T + "Rechtsform"
+SEAT = T + "Sitz"
+ADDRESS = T + "Anschrift"
+CITY = T + "Ort"
 AUTHORITY = T + "Vertretungsbefugnis"
-
+ROLE_REFERENCE = T + "Ref_Rollennummer"
+# Below Zusatzangaben/Kapitalgesellschaft.
+CAPITAL_PATHS = ((T + "Zusatz_GmbH", T + "Stammkapital"), (T + "Zusatz_AG", T + "Grundkapital"))
+LIMITED_PARTNERS = (T + "Personengesellschaft", T + "Zusatz_KG")
+NO_EXEMPTION = "(keine Angabe)"
 
 PARTICIPANT_NAMES = ParticipantNames(
     participation=T + "Beteiligung",
@@ -71,10 +73,10 @@ PARTICIPANT_NAMES = ParticipantNames(
     first_name=T + "Vorname",
     last_name=T + "Nachname",
     birth_date=T + "Geburtsdatum",
-    name=T + "Bezeichnung_Aktuell",
-    seat=T + "Sitz",
-    address=T + "Anschrift",
-    city=T + "Ort",
+    name=NAME,
+    seat=SEAT,
+    address=ADDRESS,
+    city=CITY,
 )
 
 
@@ -87,49 +89,49 @@ class _Role:
 
 
 def parse_v1(root: etree._Element, version: str, retrieved_at: str | None) -> CompanyRecord:
-    proceeding = root.find(PROCEEDING)
+    top = children_by_tag(root)
+    proceeding = descend(top.get(PROCEEDING[0]), *PROCEEDING[1:])
     if proceeding is None:
-        raise structure_error(root, "no procedure data", PROCEEDING)
-    fachdaten = root.find(FACHDATEN)
+        raise structure_error(root, "no procedure data", "Grunddaten/Verfahrensdaten")
+    fachdaten = top.get(FACHDATEN)
     if fachdaten is None:
         raise structure_error(root, "no register data", FACHDATEN)
-    basisdaten = fachdaten.find(BASISDATEN)
-    extract = fachdaten.find(EXTRACT)
+    register_data = children_by_tag(fachdaten)
+    basis = children_by_tag(register_data.get(BASISDATEN))
+    extract = children_by_tag(register_data.get(EXTRACT))
+    additional = register_data.get(ADDITIONAL)
 
     roles = _roles(proceeding)
-    company = _company(fachdaten, basisdaten, roles)
-    representation, special_representation = _representation(basisdaten)
-    liabilities = {
-        clean(p.findtext(T + "Ref_Rollennummer")) or "": _money(p.find(T + "Hafteinlage"))
-        for p in fachdaten.iterfind(LIMITED_PARTNERS)
-    }
+    company = _company(fachdaten, register_data, basis, roles)
+    representation, special_representation = _representation(basis.get(T + "Vertretung"))
+    liabilities = _liabilities(additional)
+    statute = basis.get(T + "Aktuelles_Satzungsdatum")
+    last_entry = extract.get(T + "letzte_Eintragung")
 
     return CompanyRecord(
         parser_version=PARSER_VERSION,
         source=Source(
             format="xjustiz-1",
             xjustiz_version=version,
-            producer=clean(proceeding.findtext(PRODUCER)),
+            producer=text_of(descend(proceeding, *PRODUCER)),
             retrieved_at=retrieved_at or _retrieval_time(extract),
         ),
         register=_register(proceeding, roles),
-        name=required_text(company, NAME, "company name"),
+        name=_company_name(company),
         legal_form=_legal_form(company, roles),
-        seat=clean(company.findtext(f"{T}Sitz/{T}Ort")),
-        address=_address(company.find(T + "Anschrift")),
-        capital=next((m for m in (_money(fachdaten.find(p)) for p in CAPITAL_PATHS) if m), None),
-        purpose=clean(basisdaten.findtext(T + "Gegenstand_oder_Geschaeftszweck")) if basisdaten is not None else None,
-        statute_date=iso_date(basisdaten.findtext(T + "Aktuelles_Satzungsdatum"), basisdaten)
-        if basisdaten is not None
-        else None,
+        seat=child_text(company.get(SEAT), CITY),
+        address=_address(company.get(ADDRESS)),
+        capital=_capital(additional),
+        purpose=text_of(basis.get(T + "Gegenstand_oder_Geschaeftszweck")),
+        statute_date=iso_date(statute.text, statute) if statute is not None else None,
         representation=representation,
         officers=tuple(
             officer(role.code, role.label, role.participant, special_representation.get(role.number), liabilities.get(role.number))
             for role in roles
             if role.code not in codes.NON_OFFICER_ROLES
         ),
-        entries=tuple(_entry(e) for e in extract.iterchildren(T + "Eintragungstext")) if extract is not None else (),
-        last_entry_date=iso_date(extract.findtext(T + "letzte_Eintragung"), extract) if extract is not None else None,
+        entries=tuple(_entry(e) for e in register_data[EXTRACT].iterchildren(T + "Eintragungstext")) if extract else (),
+        last_entry_date=iso_date(last_entry.text, last_entry) if last_entry is not None else None,
     )
 
 
@@ -137,8 +139,7 @@ def _roles(proceeding: etree._Element) -> list[_Role]:
     roles = []
     for participant in read_participants(proceeding, PARTICIPANT_NAMES):
         if participant.kind is None:
-            raise structure_error(participant.participation, "participant is neither a person nor an organisation",
-                                  "Beteiligter")  # fmt: skip
+            raise structure_error(participant.participation, "participant is neither a person nor an organisation", "Beteiligter")
         for role in participant.roles:
             label = child_text(role.designation, CONTENT)
             if label is None:
@@ -150,41 +151,51 @@ def _roles(proceeding: etree._Element) -> list[_Role]:
     return roles
 
 
-def _company(fachdaten: etree._Element, basisdaten: etree._Element | None, roles: list[_Role]) -> etree._Element:
-    if basisdaten is not None:
-        rechtstraeger = basisdaten.find(T + "Rechtstraeger")
-        if rechtstraeger is not None:
-            return rechtstraeger
-    concerned = clean(fachdaten.findtext(f"{T}Betroffener_Rechtstraeger/{T}Ref_Rollennummer"))
+def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles: list[_Role]) -> dict:
+    """The fields of the Rechtsträger: its own block, or the participant standing in for it."""
+    rechtstraeger = basis.get(T + "Rechtstraeger")
+    if rechtstraeger is not None:
+        return first_by_tag(rechtstraeger)
+    concerned = child_text(register_data.get(T + "Betroffener_Rechtstraeger"), ROLE_REFERENCE)
     candidates = [r for r in roles if r.number == concerned] + [r for r in roles if r.code == codes.COMPANY_ROLE]
     for role in candidates:
         if role.participant.kind == "organisation":
-            return role.participant.element
+            return first_by_tag(role.participant.element)
     raise structure_error(fachdaten, "no Rechtsträger: neither Basisdaten_Register/Rechtstraeger nor a participant Rechtsträger")
 
 
+def _company_name(company: dict) -> str:
+    name = text_of(company.get(NAME))
+    if name is None:
+        raise structure_error(next(iter(company.values())), "company name is missing", "Bezeichnung/Bezeichnung_Aktuell")
+    return name
+
+
 def _register(proceeding: etree._Element, roles: list[_Role]) -> Register:
-    instance = proceeding.find(INSTANCE)
+    instance = descend(proceeding, INSTANCE)
     if instance is None:
         raise structure_error(proceeding, "no instance data", INSTANCE)
-    court_code = required_text(instance, COURT, "register court")
-    reference = required_text(instance, T + "Aktenzeichen", "register number")
+    court_code = text_of(descend(instance, *COURT))
+    if court_code is None:
+        raise structure_error(instance, "register court is missing", "Instanzbehoerde/Gericht/content")
+    reference = child_text(instance, T + "Aktenzeichen")
+    if reference is None:
+        raise structure_error(instance, "register number is missing", T + "Aktenzeichen")
     kind, number, suffix = split_register_reference(reference, instance)
-    court_name = codes.courts().get(court_code)
-    if court_name is None:
-        court_name = next((r.participant.name for r in roles if r.code == codes.COURT_ROLE and r.participant.name), None)
+    court_name = codes.courts().get(court_code) or next(
+        (r.participant.name for r in roles if r.code == codes.COURT_ROLE and r.participant.name), None
+    )
     return Register(court_code=court_code, court_name=court_name, type=kind, number=number, suffix=suffix)
 
 
-def _legal_form(company: etree._Element, roles: list[_Role]) -> LegalForm:
-    label = clean(company.findtext(f"{T}Rechtsform/{T}content"))
+def _legal_form(company: dict, roles: list[_Role]) -> LegalForm:
+    label = child_text(company.get(LEGAL_FORM), CONTENT)
     if label is None:
-        for role in roles:
-            if role.code == codes.COMPANY_ROLE:
-                label = clean(role.participant.element.findtext(f"{T}Rechtsform/{CONTENT}"))
-                break
+        # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
+        company_roles = (r for r in roles if r.code == codes.COMPANY_ROLE and r.participant.element is not None)
+        label = next((child_text(descend(r.participant.element, LEGAL_FORM), CONTENT) for r in company_roles), None)
     if label is None:
-        raise structure_error(company, "legal form is missing", T + "Rechtsform/content")
+        raise structure_error(next(iter(company.values())), "legal form is missing", "Rechtsform/content")
     canonical = codes.legal_form_from_label(label)
     if canonical is None:
         log.warning("unknown 1.x legal form %r, kept as it is", label)
@@ -195,41 +206,63 @@ def _legal_form(company: etree._Element, roles: list[_Role]) -> LegalForm:
 def _address(anschrift: etree._Element | None) -> Address | None:
     if anschrift is None:
         return None
+    parts = children_by_tag(anschrift)
     address = Address(
-        street=clean(anschrift.findtext(T + "Strasse")),
-        house_number=clean(anschrift.findtext(T + "Hausnummer")),
-        postal_code=clean(anschrift.findtext(T + "Postleitzahl")),
-        city=clean(anschrift.findtext(T + "Ort")),
-        country=clean(anschrift.findtext(f"{T}Staat/{T}content")),
+        street=text_of(parts.get(T + "Strasse")),
+        house_number=text_of(parts.get(T + "Hausnummer")),
+        postal_code=text_of(parts.get(T + "Postleitzahl")),
+        city=text_of(parts.get(CITY)),
+        country=child_text(parts.get(T + "Staat"), CONTENT),
     )
     return address if any(address.model_dump().values()) else None
 
 
-def _money(element: etree._Element | None) -> Money | None:
-    if element is None:
-        return None
-    amount = decimal_amount(element.findtext(T + "Zahl"), element)
+def _money(element: etree._Element) -> Money | None:
+    parts = children_by_tag(element)
+    amount = decimal_amount(text_of(parts.get(T + "Zahl")), element)
     if amount is None:
         return None
-    currency = clean(element.findtext(T + "Waehrung")) or clean(element.findtext(f"{T}Waehrung/{T}content"))
-    if currency is None:
+    currency = parts.get(T + "Waehrung")
+    code = text_of(currency) or child_text(currency, CONTENT)
+    if code is None:
         raise structure_error(element, "amount without currency", T + "Waehrung")
-    return Money(amount=amount, currency=currency)
+    return Money(amount=amount, currency=code)
 
 
-def _representation(basisdaten: etree._Element | None) -> tuple[str | None, dict[str, SpecialRepresentation]]:
-    vertretung = basisdaten.find(T + "Vertretung") if basisdaten is not None else None
+def _capital(additional: etree._Element | None) -> Money | None:
+    companies = descend(additional, T + "Kapitalgesellschaft")
+    for path in CAPITAL_PATHS:
+        element = descend(companies, *path)
+        money = _money(element) if element is not None else None
+        if money is not None:
+            return money
+    return None
+
+
+def _liabilities(additional: etree._Element | None) -> dict[str, Money]:
+    partnership = descend(additional, *LIMITED_PARTNERS)
+    liabilities = {}
+    if partnership is not None:
+        for partner in partnership.iterchildren(T + "Daten_Kommanditist"):
+            amount = descend(partner, T + "Hafteinlage")
+            money = _money(amount) if amount is not None else None
+            if money is not None:
+                liabilities[child_text(partner, ROLE_REFERENCE) or ""] = money
+    return liabilities
+
+
+def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, SpecialRepresentation]]:
     if vertretung is None:
         return None, {}
     general: str | None = None
     special = {}
     for child in vertretung:
         if child.tag == T + "Allgemeine_Vertretungsregelung":
-            general = child_text(children_by_tag(child).get(AUTHORITY), CONTENT)
+            general = child_text(descend(child, AUTHORITY), CONTENT)
         elif child.tag == T + "Vertretungsberechtigte":
             fields = first_by_tag(child)
             exemption = child_text(fields.get(T + "Besonderheiten_zu_181BGB"), CONTENT)
-            special[text_of(fields.get(T + "Ref_Rollennummer")) or ""] = SpecialRepresentation(
+            special[text_of(fields.get(ROLE_REFERENCE)) or ""] = SpecialRepresentation(
                 child_text(fields.get(AUTHORITY), CONTENT), bool(exemption) and exemption != NO_EXEMPTION
             )
     return general, special
@@ -246,11 +279,10 @@ def _entry(element: etree._Element) -> Entry:
     )
 
 
-def _retrieval_time(extract: etree._Element | None) -> str | None:
-    if extract is None:
-        return None
-    day = iso_date(extract.findtext(T + "Abrufdatum"), extract)
-    time = clean(extract.findtext(T + "Abrufuhrzeit"))
+def _retrieval_time(extract: dict) -> str | None:
+    day_element = extract.get(T + "Abrufdatum")
+    day = iso_date(day_element.text, day_element) if day_element is not None else None
+    time = text_of(extract.get(T + "Abrufuhrzeit"))
     if day and time:
         return f"{day}T{time}"
     return day

@@ -32,6 +32,7 @@ from orchestration.xjustiz.values import (
     clean,
     comment_label,
     decimal_amount,
+    descend,
     first_by_tag,
     iso_date,
     optional_int,
@@ -45,13 +46,15 @@ from orchestration.xjustiz.version import PARSER_VERSION
 log = logging.getLogger(__name__)
 
 T = "{" + XJUSTIZ_NS + "}"
+# Element names in Clark notation. Lookups go child by child (``descend``, ``children_by_tag``):
+# ElementPath's ``find`` with a path costs more than the parse of a small document.
 KOPF = T + "nachrichtenkopf"
-PRODUCER = f"{T}herstellerinformation/{T}nameDesProdukts"
-SENDER_COURT = f"{T}auswahl_absender/{T}absender.gericht/code"
-PROCEEDING = f"{T}grunddaten/{T}verfahrensdaten"
+PRODUCER = (T + "herstellerinformation", T + "nameDesProdukts")
+SENDER_COURT = (T + "auswahl_absender", T + "absender.gericht", "code")
+PROCEEDING = (T + "grunddaten", T + "verfahrensdaten")
 INSTANCE = T + "instanzdaten"
-INSTANCE_COURT = f"{T}auswahl_instanzbehoerde/{T}gericht"
-FILE_NUMBER = f"{T}aktenzeichen/{T}auswahl_aktenzeichen"
+INSTANCE_COURT = (T + "auswahl_instanzbehoerde", T + "gericht")
+FILE_NUMBER = (T + "aktenzeichen", T + "auswahl_aktenzeichen")
 PARTICIPATION = T + "beteiligung"
 FACHDATEN = T + "fachdatenRegister"
 BASISDATEN = T + "basisdatenRegister"
@@ -61,13 +64,14 @@ LEGAL_FORM = T + "rechtsform"
 SEAT = T + "sitz"
 ADDRESS = T + "anschrift"
 CITY = T + "ort"
+ADDITIONAL = T + "auswahl_zusatzangaben"
+# Below auswahl_zusatzangaben/kapitalgesellschaft; kapital/hoehe is 3.6+.
 CAPITAL_PATHS = (
-    f"{T}auswahl_zusatzangaben/{T}kapitalgesellschaft/{T}zusatzGmbH/{T}stammkapital",
-    f"{T}auswahl_zusatzangaben/{T}kapitalgesellschaft/{T}zusatzAktiengesellschaft/{T}grundkapital/{T}hoehe",
-    f"{T}auswahl_zusatzangaben/{T}kapitalgesellschaft/{T}kapital/{T}hoehe",
+    (T + "zusatzGmbH", T + "stammkapital"),
+    (T + "zusatzAktiengesellschaft", T + "grundkapital", T + "hoehe"),
+    (T + "kapital", T + "hoehe"),
 )
-LIMITED_PARTNERS = f"{T}auswahl_zusatzangaben/{T}personengesellschaft/{T}zusatzKG/{T}datenKommanditist"
-CURRENCY_PATHS = (f"{T}waehrung/code", f"{T}auswahl_waehrung/{T}waehrung/code", f"{T}auswahl_waehrung/*")
+LIMITED_PARTNERS = (T + "personengesellschaft", T + "zusatzKG")
 AUTHORITY = T + "auswahl_vertretungsbefugnis"
 AUTHORITY_TEXT = T + "vertretungsbefugnisFreitext"
 AUTHORITY_CODE = T + "vertretungsbefugnis"
@@ -101,21 +105,23 @@ class _Role:
 
 
 def parse_v3(root: etree._Element, version: str, retrieved_at: str | None) -> CompanyRecord:
-    kopf = root.find(KOPF)
-    proceeding = root.find(PROCEEDING)
+    top = children_by_tag(root)
+    kopf = top.get(KOPF)
+    proceeding = descend(top.get(PROCEEDING[0]), *PROCEEDING[1:])
     if proceeding is None:
-        raise structure_error(root, "no procedure data", PROCEEDING)
-    fachdaten = root.find(FACHDATEN)
+        raise structure_error(root, "no procedure data", "grunddaten/verfahrensdaten")
+    fachdaten = top.get(FACHDATEN)
     if fachdaten is None:
         raise structure_error(root, "no register data", FACHDATEN)
-    basisdaten = fachdaten.find(BASISDATEN)
-    basis = children_by_tag(basisdaten)
-    extract = fachdaten.find(EXTRACT)
+    register_data = children_by_tag(fachdaten)
+    basis = children_by_tag(register_data.get(BASISDATEN))
+    extract = register_data.get(EXTRACT)
+    additional = register_data.get(ADDITIONAL)
 
     roles = _roles(proceeding)
-    company = _company(fachdaten, basis, roles)
+    company = _company(fachdaten, register_data, basis, roles)
     representation, special_representation = _representation(basis.get(T + "vertretung"))
-    liabilities = _liabilities(fachdaten)
+    liabilities = _liabilities(additional)
     statute = basis.get(T + "satzungsdatum")
 
     return CompanyRecord(
@@ -123,7 +129,7 @@ def parse_v3(root: etree._Element, version: str, retrieved_at: str | None) -> Co
         source=Source(
             format="xjustiz-3",
             xjustiz_version=version,
-            producer=clean(kopf.findtext(PRODUCER)) if kopf is not None else None,
+            producer=text_of(descend(kopf, *PRODUCER)),
             retrieved_at=retrieved_at or _retrieval_time(extract),
         ),
         register=_register(proceeding, kopf, roles),
@@ -131,7 +137,7 @@ def parse_v3(root: etree._Element, version: str, retrieved_at: str | None) -> Co
         legal_form=_legal_form(company, roles),
         seat=child_text(company.get(SEAT), CITY),
         address=_address(company.get(ADDRESS)),
-        capital=_first_money(fachdaten, CAPITAL_PATHS),
+        capital=_capital(additional),
         purpose=text_of(basis.get(T + "gegenstand")) or text_of(basis.get(T + "geschaeftszweck")),
         statute_date=iso_date(child_text(statute, T + "aktuellesSatzungsdatum"), statute) if statute is not None else None,
         representation=representation,
@@ -160,12 +166,12 @@ def _roles(proceeding: etree._Element) -> list[_Role]:
     return roles
 
 
-def _company(fachdaten: etree._Element, basis: dict, roles: list[_Role]) -> dict:
+def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles: list[_Role]) -> dict:
     """The fields of the Rechtsträger: its own block, or the participant standing in for it."""
     rechtstraeger = basis.get(T + "rechtstraeger")
     if rechtstraeger is not None:
         return first_by_tag(rechtstraeger)
-    concerned = clean(fachdaten.findtext(f"{T}betroffenerRechtstraeger/{ROLE_REFERENCE}"))
+    concerned = child_text(register_data.get(T + "betroffenerRechtstraeger"), ROLE_REFERENCE)
     candidates = [r for r in roles if r.number == concerned] + [r for r in roles if r.code == codes.COMPANY_ROLE]
     for role in candidates:
         if role.participant.kind == "organisation":
@@ -182,20 +188,18 @@ def _company_name(company: dict) -> str:
 
 
 def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: list[_Role]) -> Register:
-    instance = proceeding.find(INSTANCE)
+    instance = descend(proceeding, INSTANCE)
     if instance is None:
         raise structure_error(proceeding, "no instance data", INSTANCE)
-    court = instance.find(INSTANCE_COURT)
-    court_code = child_text(court, "code")
-    if court_code is None and kopf is not None:
-        court_code = clean(kopf.findtext(SENDER_COURT))
+    court = descend(instance, *INSTANCE_COURT)
+    court_code = child_text(court, "code") or text_of(descend(kopf, *SENDER_COURT))
     if court_code is None:
-        raise structure_error(instance, "register court is missing", INSTANCE_COURT + "/code")
+        raise structure_error(instance, "register court is missing", "auswahl_instanzbehoerde/gericht/code")
 
-    reference = instance.find(FILE_NUMBER)
+    reference = descend(instance, *FILE_NUMBER)
     if reference is None:
-        raise structure_error(instance, "register number is missing", FILE_NUMBER)
-    structured = reference.find(T + "aktenzeichen.strukturiert")
+        raise structure_error(instance, "register number is missing", "aktenzeichen/auswahl_aktenzeichen")
+    structured = descend(reference, T + "aktenzeichen.strukturiert")
     if structured is not None:
         parts = children_by_tag(structured)
         kind = child_text(parts.get(T + "register"), "code")
@@ -236,7 +240,7 @@ def _legal_form(company: dict, roles: list[_Role]) -> LegalForm:
     if child_text(element, "code") is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
         element = next(
-            (r.participant.element.find(f"{T}angabenZurRechtsform/{LEGAL_FORM}") for r in roles if r.code == codes.COMPANY_ROLE),
+            (descend(r.participant.element, T + "angabenZurRechtsform", LEGAL_FORM) for r in roles if r.code == codes.COMPANY_ROLE),
             None,
         )
     raw = child_text(element, "code")
@@ -274,34 +278,39 @@ def _country(staat: etree._Element | None) -> str | None:
 
 
 def _money(element: etree._Element) -> Money | None:
-    amount = decimal_amount(element.findtext(T + "zahl"), element)
+    parts = children_by_tag(element)
+    amount = decimal_amount(text_of(parts.get(T + "zahl")), element)
     if amount is None:
         return None
-    for path in CURRENCY_PATHS:
-        found = element.find(path)
-        currency = clean(found.text) if found is not None else None
-        if currency:
-            return Money(amount=amount, currency=currency)
-    raise structure_error(element, "amount without currency", T + "waehrung")
+    currency = parts.get(T + "waehrung")
+    choice = parts.get(T + "auswahl_waehrung")  # 3.5+: waehrung, historischeWaehrung, elektronischeWaehrung
+    if currency is None and choice is not None:
+        currency = next((c for c in choice if isinstance(c.tag, str)), None)
+    code = child_text(currency, "code") or text_of(currency)
+    if code is None:
+        raise structure_error(element, "amount without currency", T + "waehrung")
+    return Money(amount=amount, currency=code)
 
 
-def _first_money(parent: etree._Element, paths: tuple[str, ...]) -> Money | None:
-    for path in paths:
-        element = parent.find(path)
-        if element is not None:
-            money = _money(element)
-            if money is not None:
-                return money
+def _capital(additional: etree._Element | None) -> Money | None:
+    companies = descend(additional, T + "kapitalgesellschaft")
+    for path in CAPITAL_PATHS:
+        element = descend(companies, *path)
+        money = _money(element) if element is not None else None
+        if money is not None:
+            return money
     return None
 
 
-def _liabilities(fachdaten: etree._Element) -> dict[str, Money]:
+def _liabilities(additional: etree._Element | None) -> dict[str, Money]:
+    partnership = descend(additional, *LIMITED_PARTNERS)
     liabilities = {}
-    for partner in fachdaten.iterfind(LIMITED_PARTNERS):
-        amount = partner.find(T + "hafteinlage")
-        money = _money(amount) if amount is not None else None
-        if money is not None:
-            liabilities[child_text(partner, ROLE_REFERENCE) or ""] = money
+    if partnership is not None:
+        for partner in partnership.iterchildren(T + "datenKommanditist"):
+            amount = descend(partner, T + "hafteinlage")
+            money = _money(amount) if amount is not None else None
+            if money is not None:
+                liabilities[child_text(partner, ROLE_REFERENCE) or ""] = money
     return liabilities
 
 

@@ -45,6 +45,16 @@ def children_by_tag(element: etree._Element | None) -> dict:
     return found
 
 
+def descend(element: etree._Element | None, *tags: str) -> etree._Element | None:
+    """The first child of the first child … along ``tags``; cheaper than ``find`` with a path,
+    which goes through ElementPath on every call."""
+    for tag in tags:
+        if element is None:
+            return None
+        element = next(element.iterchildren(tag), None)
+    return element
+
+
 def text_of(element: etree._Element | None) -> str | None:
     return clean(element.text) if element is not None else None
 
