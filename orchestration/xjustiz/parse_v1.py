@@ -19,7 +19,7 @@ from orchestration.xjustiz.model import Address, CompanyRecord, Entry, LegalForm
 from orchestration.xjustiz.participants import (
     Participant,
     ParticipantNames,
-    SpecialRepresentation,
+    Representation,
     officer,
     read_participants,
 )
@@ -62,10 +62,12 @@ ROLE_REFERENCE = T + "Ref_Rollennummer"
 CAPITAL_PATHS = ((T + "Zusatz_GmbH", T + "Stammkapital"), (T + "Zusatz_AG", T + "Grundkapital"))
 LIMITED_PARTNERS = (T + "Personengesellschaft", T + "Zusatz_KG")
 NO_EXEMPTION = "(keine Angabe)"
+ENTITLED = T + "Vertretungsberechtigte"
+GENERAL = T + "Allgemeine_Vertretungsregelung"
+REPRESENTATION_TAGS = (ENTITLED, GENERAL, ROLE_REFERENCE, AUTHORITY, T + "Besonderheiten_zu_181BGB")
 
 PARTICIPANT_NAMES = ParticipantNames(
     participation=T + "Beteiligung",
-    role=T + "Rolle",
     role_number=T + "Rollennummer",
     role_designation=T + "Rollenbezeichnung",
     person=T + "Natuerliche_Person",
@@ -251,21 +253,28 @@ def _liabilities(additional: etree._Element | None) -> dict[str, Money]:
     return liabilities
 
 
-def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, SpecialRepresentation]]:
+def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, Representation]]:
+    """The general rule, and each entitled participant's own rule by role number (one pass)."""
     if vertretung is None:
         return None, {}
-    general: str | None = None
-    special = {}
-    for child in vertretung:
-        if child.tag == T + "Allgemeine_Vertretungsregelung":
-            general = child_text(descend(child, AUTHORITY), CONTENT)
-        elif child.tag == T + "Vertretungsberechtigte":
-            fields = first_by_tag(child)
-            exemption = child_text(fields.get(T + "Besonderheiten_zu_181BGB"), CONTENT)
-            special[text_of(fields.get(ROLE_REFERENCE)) or ""] = SpecialRepresentation(
-                child_text(fields.get(AUTHORITY), CONTENT), bool(exemption) and exemption != NO_EXEMPTION
-            )
-    return general, special
+    general = current = Representation()
+    entitled: dict[str, Representation] = {}
+    for element in vertretung.iter(*REPRESENTATION_TAGS):
+        tag = element.tag
+        if tag == ENTITLED:
+            current = Representation()
+        elif tag == GENERAL:
+            current = general
+        elif tag == ROLE_REFERENCE:
+            entitled[text_of(element) or ""] = current
+        elif tag == AUTHORITY:
+            text = child_text(element, CONTENT)
+            if text:
+                current.texts.append(text)
+        elif current is not general:  # Besonderheiten_zu_181BGB of an entitled participant
+            exemption = child_text(element, CONTENT)
+            current.exempt_181 = bool(exemption) and exemption != NO_EXEMPTION
+    return general.text, entitled
 
 
 def _entry(element: etree._Element) -> Entry:

@@ -21,7 +21,7 @@ from orchestration.xjustiz.model import Address, CompanyRecord, Entry, LegalForm
 from orchestration.xjustiz.participants import (
     Participant,
     ParticipantNames,
-    SpecialRepresentation,
+    Representation,
     officer,
     read_participants,
 )
@@ -72,16 +72,16 @@ CAPITAL_PATHS = (
     (T + "kapital", T + "hoehe"),
 )
 LIMITED_PARTNERS = (T + "personengesellschaft", T + "zusatzKG")
-AUTHORITY = T + "auswahl_vertretungsbefugnis"
+ENTITLED = T + "vertretungsberechtigte"
 AUTHORITY_TEXT = T + "vertretungsbefugnisFreitext"
 AUTHORITY_CODE = T + "vertretungsbefugnis"
 EXEMPTION_181 = T + "auswahl_befreiungVon181BGB"
 ROLE_REFERENCE = T + "ref.rollennummer"
+REPRESENTATION_TAGS = (ENTITLED, ROLE_REFERENCE, AUTHORITY_TEXT, AUTHORITY_CODE, EXEMPTION_181)
 
 
 PARTICIPANT_NAMES = ParticipantNames(
     participation=PARTICIPATION,
-    role=T + "rolle",
     role_number=T + "rollennummer",
     role_designation=T + "rollenbezeichnung",
     person=T + "natuerlichePerson",
@@ -314,37 +314,31 @@ def _liabilities(additional: etree._Element | None) -> dict[str, Money]:
     return liabilities
 
 
-def _authority(rule: etree._Element | None) -> str | None:
-    """The text of an auswahl_vertretungsbefugnis: free text, or the label of its code."""
-    parts = children_by_tag(rule)
-    free_text = text_of(parts.get(AUTHORITY_TEXT))
-    if free_text:
-        return free_text
-    coded = parts.get(AUTHORITY_CODE)
-    return comment_label(coded) or child_text(coded, "code")
+def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, Representation]]:
+    """The general rule, and each entitled participant's own rule by role number.
 
-
-def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, SpecialRepresentation]]:
+    One filtered pass, like the participants: large extracts list hundreds of Prokuristen here."""
     if vertretung is None:
         return None, {}
-    general: str | None = None
-    special: dict[str, SpecialRepresentation] = {}
-    for child in vertretung:
-        if child.tag == T + "allgemeineVertretungsregelung":
-            general = _authority(children_by_tag(child).get(AUTHORITY))
-        elif child.tag == T + "vertretungsberechtigte":
-            number, texts, exempt = "", [], False
-            for part in child:
-                if part.tag == ROLE_REFERENCE:
-                    number = clean(part.text) or ""
-                elif part.tag == T + "besondereVertretungsregelung":
-                    rule = children_by_tag(part)
-                    text = _authority(rule.get(AUTHORITY))
-                    if text:
-                        texts.append(text)
-                    exempt = exempt or EXEMPTION_181 in rule
-            special[number] = SpecialRepresentation("; ".join(texts) or None, exempt)
-    return general, special
+    general = current = Representation()
+    entitled: dict[str, Representation] = {}
+    for element in vertretung.iter(*REPRESENTATION_TAGS):
+        tag = element.tag
+        if tag == ENTITLED:
+            current = Representation()
+        elif tag == ROLE_REFERENCE:
+            entitled[clean(element.text) or ""] = current
+        elif tag == AUTHORITY_TEXT:
+            text = clean(element.text)
+            if text:
+                current.texts.append(text)
+        elif tag == AUTHORITY_CODE:
+            text = comment_label(element) or child_text(element, "code")
+            if text:
+                current.texts.append(text)
+        elif current is not general:  # an exemption from § 181 BGB
+            current.exempt_181 = True
+    return general.text, entitled
 
 
 def _entry(element: etree._Element) -> Entry:

@@ -21,7 +21,6 @@ class ParticipantNames:
     """The element names (Clark notation) of the participant block in one XJustiz generation."""
 
     participation: str
-    role: str
     role_number: str
     role_designation: str
     person: str
@@ -38,7 +37,7 @@ class ParticipantNames:
 @dataclass
 class ParticipantRole:
     number: str
-    designation: etree._Element | None
+    designation: etree._Element | None = None
 
 
 @dataclass
@@ -58,39 +57,31 @@ class Participant:
 def read_participants(proceeding: etree._Element, names: ParticipantNames) -> list[Participant]:
     participants: list[Participant] = []
     current: Participant | None = None
-    container: str | None = None  # seat or address: which one an element "city" belongs to
+    # Most frequent first: the branches below run once per element visited.
     wanted = (
-        names.participation, names.role, names.role_number, names.role_designation, names.person,
-        names.organisation, names.first_name, names.last_name, names.birth_date, names.name,
-        names.seat, names.address, names.city,
+        names.participation, names.role_number, names.role_designation, names.person, names.organisation,
+        names.first_name, names.last_name, names.birth_date, names.name, names.city,
     )  # fmt: skip
     for element in proceeding.iter(*wanted):
         tag = element.tag
         if tag == names.participation:
             current = Participant(participation=element)
             participants.append(current)
-            container = None
         elif current is None:
             continue
-        elif tag == names.role:
-            current.roles.append(ParticipantRole(number="", designation=None))
-        elif tag == names.role_number and current.roles:
-            current.roles[-1].number = clean(element.text) or ""
-        elif tag == names.role_designation and current.roles:
-            current.roles[-1].designation = element
-        elif tag == names.person or tag == names.organisation:
-            # Only the participant itself; people named inside an organisation do not count.
-            if current.kind is None:
-                current.kind = "person" if tag == names.person else "organisation"
-                current.element = element
-                container = None
-        elif tag == names.seat or tag == names.address:
-            container = tag
         elif tag == names.city:
-            if container == names.seat and current.seat_city is None:
-                current.seat_city = clean(element.text)
-            elif container == names.address and current.address_city is None:
-                current.address_city = clean(element.text)
+            # A city counts below the seat or the address, not e.g. below a place of birth.
+            container = element.getparent().tag
+            if container == names.address:
+                current.address_city = current.address_city or clean(element.text)
+            elif container == names.seat:
+                current.seat_city = current.seat_city or clean(element.text)
+        elif tag == names.role_number:
+            current.roles.append(ParticipantRole(number=clean(element.text) or ""))
+        elif tag == names.role_designation:
+            if not current.roles or current.roles[-1].designation is not None:
+                current.roles.append(ParticipantRole(number=""))
+            current.roles[-1].designation = element
         elif tag == names.first_name:
             current.first_name = current.first_name or clean(element.text)
         elif tag == names.last_name:
@@ -99,22 +90,30 @@ def read_participants(proceeding: etree._Element, names: ParticipantNames) -> li
             current.birth_date = current.birth_date if current.birth_date is not None else element
         elif tag == names.name:
             current.name = current.name or clean(element.text)
+        elif current.kind is None:
+            # Person or organisation: only the participant itself, not people named inside it.
+            current.kind = "person" if tag == names.person else "organisation"
+            current.element = element
     return participants
 
 
-@dataclass(frozen=True)
-class SpecialRepresentation:
-    """A participant's own power of representation (besondere Vertretungsregelung)."""
+@dataclass
+class Representation:
+    """A power of representation as read: its texts, and whether it exempts from § 181 BGB."""
 
-    text: str | None
-    exempt_181: bool
+    texts: list[str] = field(default_factory=list)
+    exempt_181: bool = False
+
+    @property
+    def text(self) -> str | None:
+        return "; ".join(self.texts) or None
 
 
 def officer(
     role_code: str,
     role_label: str,
     participant: Participant,
-    representation: SpecialRepresentation | None,
+    representation: Representation | None,
     liability: Money | None,
 ) -> Officer:
     common = dict(
