@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -10,6 +11,10 @@ from PIL import Image, ImageFilter
 
 from orchestration.failures import FailureClass, JobError
 
+# Tesseract's OpenMP threads spin and contend on a busy machine; one thread per process is faster
+# there, and pages are read in parallel processes instead (reading.py).
+os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+
 LANGUAGE = "deu"
 # psm 6 reads the page as one block, so a table row stays one line instead of one block per column.
 TEXT_CONFIG = "--psm 6"
@@ -17,6 +22,9 @@ PAGE_TIMEOUT_S = 120
 # Tesseract reads best at about 300 dpi: the short side of an A4 page is 2480 pixels then.
 TARGET_SHORT_SIDE = 2480
 MAX_UPSCALE = 2.0
+# Orientation needs far less detail than reading, and OSD time grows with the pixels: ~110 dpi.
+OSD_SHORT_SIDE = 900
+OSD_MIN_CONFIDENCE = 1.0
 
 
 @dataclass(frozen=True)
@@ -75,13 +83,26 @@ def _upscale(image: Image.Image, max_pixels: int) -> Image.Image:
 
 
 def detect_rotation(image: Image.Image) -> int:
-    """Clockwise degrees (0, 90, 180, 270) that make the page upright; 0 when OSD finds too little text."""
+    """Clockwise degrees (0, 90, 180, 270) that make the page upright; 0 when OSD finds too little text.
+
+    OSD runs on a reduced copy first, and on the full image only when that is inconclusive."""
+    scale = OSD_SHORT_SIDE / min(image.size)
+    if scale < 1:
+        reduced = image.resize((round(image.width * scale), round(image.height * scale)), Image.Resampling.LANCZOS)
+        rotation, confidence = _osd(reduced)
+        if confidence >= OSD_MIN_CONFIDENCE:
+            return rotation
+    return _osd(image)[0]
+
+
+def _osd(image: Image.Image) -> tuple[int, float]:
     try:
         osd = _tesseract(pytesseract.image_to_osd, image, config="--psm 0")
     except pytesseract.TesseractError:
-        return 0  # a page with too few characters for OSD: read it as it is
-    match = re.search(r"Rotate:\s*(\d+)", osd)
-    return int(match.group(1)) % 360 if match else 0
+        return 0, 0.0  # too few characters for OSD: read the page as it is
+    rotation = re.search(r"Rotate:\s*(\d+)", osd)
+    confidence = re.search(r"Orientation confidence:\s*([\d.]+)", osd)
+    return (int(rotation.group(1)) % 360 if rotation else 0), (float(confidence.group(1)) if confidence else 0.0)
 
 
 def _tesseract(function, image: Image.Image, **kwargs) -> str:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
@@ -86,10 +88,23 @@ def _read_pdf(content: bytes) -> list[PageText]:
         raise _invalid(f"broken PDF: {type(error).__name__}: {error}") from error
     if to_render:
         require_tesseract()
-        for index, image in _render(content, to_render):
-            result = ocr_page(image, max_pixels=MAX_PAGE_PIXELS)
-            pages[index] = PageText(text=result.text, source="ocr", rotation=result.rotation)
+        pages.update(_ocr(_render(content, to_render)))
     return [pages[index] for index in sorted(pages)]
+
+
+def _ocr(images: Iterable[tuple[int, Image.Image]]) -> dict[int, PageText]:
+    """OCR of page images, as many at a time as there are cores; pages are produced (rendered or
+    decoded) only a batch ahead, so a long document never holds all its page images at once."""
+    workers = os.cpu_count() or 1
+    pages: dict[int, PageText] = {}
+    pending = iter(images)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        while batch := [item for _, item in zip(range(workers), pending)]:
+            futures = [(index, pool.submit(ocr_page, image, max_pixels=MAX_PAGE_PIXELS)) for index, image in batch]
+            for index, future in futures:
+                result = future.result()
+                pages[index] = PageText(text=result.text, source="ocr", rotation=result.rotation)
+    return pages
 
 
 def _check_images(page, index: int) -> None:
@@ -133,11 +148,16 @@ def _read_image(content: bytes) -> list[PageText]:
     if frames > MAX_PAGES:
         raise _invalid(f"the image has {frames} pages, more than the limit of {MAX_PAGES}")
     require_tesseract()
-    pages = []
-    for index in range(frames):
+    pages = _ocr(_frames(image, frames))
+    return [pages[index] for index in sorted(pages)]
+
+
+def _frames(image: Image.Image, count: int) -> Iterator[tuple[int, Image.Image]]:
+    """Decoded pages of a (multi-page) image, each checked for its size before it is decoded."""
+    for index in range(count):
         try:
             image.seek(index)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:  # noqa: BLE001 - PIL raises many types for unreadable input
             raise _invalid(f"page {index + 1} cannot be read: {error}") from error
         width, height = image.size
         if width * height > MAX_PAGE_PIXELS:
@@ -146,6 +166,4 @@ def _read_image(content: bytes) -> list[PageText]:
             frame = image.copy()
         except Exception as error:  # noqa: BLE001 - truncated or corrupt image data
             raise _invalid(f"page {index + 1} is corrupt: {type(error).__name__}: {error}") from error
-        result = ocr_page(frame, max_pixels=MAX_PAGE_PIXELS)
-        pages.append(PageText(text=result.text, source="ocr", rotation=result.rotation))
-    return pages
+        yield index, frame

@@ -89,11 +89,33 @@ def extract(pages: list[str]) -> ExtractedList:
         )
     holders = [_shareholder(draft) for draft in table.drafts]
     total = table.total if table.total is not None else sum((h.nominal_total for h in holders), Decimal(0))
+    if total:
+        holders = _restore_dropped_decimal_marks(holders, total)
     return ExtractedList(shareholders=holders, total_nominal=total, currency=table.currency)
+
+
+def _restore_dropped_decimal_marks(holders: list[Shareholder], total: Decimal) -> list[Shareholder]:
+    """OCR often loses the thin comma in "7,0 %"; where a list prints its percentages with d decimals,
+    a whole number that matches the nominal amounts once read with d decimals is read so."""
+    places = [-h.percentage.as_tuple().exponent for h in holders if h.percentage is not None]
+    decimals = max(set(places), key=places.count, default=0)
+    if decimals < 1:
+        return holders
+    restored = []
+    for holder in holders:
+        if holder.percentage is not None and holder.percentage.as_tuple().exponent == 0:
+            exact = holder.nominal_total / total * 100
+            candidate = holder.percentage.scaleb(-decimals)
+            if abs(candidate - exact) <= Decimal(5).scaleb(-decimals - 1) < abs(holder.percentage - exact):
+                holder = holder.model_copy(update={"percentage": candidate})
+        restored.append(holder)
+    return restored
 
 
 def _clean(line: str) -> str:
     line = line.replace("|", " ").replace("\u2013", "-").replace("\u2014", "-").replace("\u00a0", " ")
+    # Specks on a scan come out as lone dots, commas and quotes between the columns.
+    line = re.sub(r"(?<!\S)[.,:;'\"_\u201a\u201c\u201d\u201e\u2018\u2019]+(?!\S)", " ", line)
     return re.sub(r"\s+", " ", line).strip(" _")
 
 

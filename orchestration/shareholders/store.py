@@ -1,0 +1,171 @@
+"""Shareholder lists in PostgreSQL: one content.shareholder_lists revision per list and its rows
+in content.shareholders, corporate shareholders linked to the entities they are; and the
+resulting ownership graph as a pandas DataFrame."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from decimal import Decimal
+
+import pandas as pd
+import sqlalchemy as sa
+
+from orchestration.shareholders.model import Shareholder, ShareholderList
+
+# Words that name a kind of court rather than a place: "Amtsgericht München" is the court "München".
+_COURT_NOISE = frozenset({"amtsgericht", "registergericht", "local", "district", "court", "of", "ag"})
+
+_LATEST_LIST = sa.text("""
+    SELECT id, content_hash, capital, validation
+      FROM content.shareholder_lists
+     WHERE entity_id = :entity_id
+     ORDER BY id DESC
+     LIMIT 1
+""")
+
+_INSERT_LIST = sa.text("""
+    INSERT INTO content.shareholder_lists
+        (entity_id, raw_document_id, job_id, content_hash, method, total_nominal, currency, capital, validation, valid)
+    VALUES (:entity_id, :raw_document_id, :job_id, :content_hash, :method, :total_nominal, :currency, :capital,
+            CAST(:validation AS jsonb), :valid)
+    RETURNING id
+""")
+
+_INSERT_SHAREHOLDER = sa.text("""
+    INSERT INTO content.shareholders
+        (list_id, entity_id, position, kind, name, first_name, last_name, birth_date, residence, seat,
+         register_court, register_type, register_number, linked_entity_id, nominal_total, percentage, shares)
+    VALUES (:list_id, :entity_id, :position, :kind, :name, :first_name, :last_name, :birth_date, :residence, :seat,
+            :register_court, :register_type, :register_number, :linked_entity_id, :nominal_total, :percentage,
+            CAST(:shares AS jsonb))
+""")
+
+_ENTITIES_BY_REGISTER = sa.text("""
+    SELECT id, court_name
+      FROM content.entities
+     WHERE register_type = :register_type AND register_number = :register_number AND register_suffix = :suffix
+""")
+
+_SHAREHOLDER_TABLE = """
+    SELECT l.id AS list_id, l.entity_id, e.name AS company, l.created_at AS list_created_at, l.valid AS list_valid,
+           l.method, l.currency, s.position, s.kind, s.name, s.first_name, s.last_name, s.birth_date, s.residence,
+           s.seat, s.register_court, s.register_type, s.register_number, s.linked_entity_id,
+           linked.name AS linked_company, s.nominal_total, s.percentage
+      FROM content.shareholder_lists l
+      JOIN content.entities e ON e.id = l.entity_id
+      JOIN content.shareholders s ON s.list_id = l.id
+      LEFT JOIN content.entities linked ON linked.id = s.linked_entity_id
+     WHERE (NOT :latest_only OR l.id = (SELECT max(id) FROM content.shareholder_lists m WHERE m.entity_id = l.entity_id))
+       {entity_filter}
+     ORDER BY l.entity_id, l.id, s.position
+"""
+
+
+def list_content_hash(result: ShareholderList) -> str:
+    """Hash of what the list says; how it was read (method) and its checks stay out."""
+    content = result.model_dump(mode="json", include={"shareholders", "total_nominal", "currency"})
+    canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def store_shareholder_list(
+    conn: sa.Connection,
+    *,
+    entity_id: str,
+    raw_document_id: str | None,
+    job_id: str | None,
+    result: ShareholderList,
+    capital: Decimal | None,
+) -> int | None:
+    """Write a new list revision with its shareholders; None when the entity's latest list already
+    says the same, against the same capital with the same checks (a re-parse that changed nothing)."""
+    # Serialise writers of one entity so two parses cannot both decide that they are new.
+    conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": f"shareholders:{entity_id}"})
+    content_hash = list_content_hash(result)
+    validation = result.validation.model_dump(mode="json")
+    latest = conn.execute(_LATEST_LIST, {"entity_id": entity_id}).first()
+    if (
+        latest is not None
+        and latest.content_hash == content_hash
+        and latest.capital == capital
+        and latest.validation == validation
+    ):
+        return None
+    list_id = conn.execute(
+        _INSERT_LIST,
+        {
+            "entity_id": entity_id,
+            "raw_document_id": raw_document_id,
+            "job_id": job_id,
+            "content_hash": content_hash,
+            "method": result.method,
+            "total_nominal": result.total_nominal,
+            "currency": result.currency,
+            "capital": capital,
+            "validation": json.dumps(validation, ensure_ascii=False),
+            "valid": result.validation.valid,
+        },
+    ).scalar_one()
+    rows = [
+        {
+            "list_id": list_id,
+            "entity_id": entity_id,
+            "position": position,
+            **holder.model_dump(
+                include={"kind", "name", "first_name", "last_name", "birth_date", "residence", "seat",
+                         "register_court", "register_type", "register_number", "nominal_total", "percentage"}
+            ),
+            "linked_entity_id": linked_entity_id(conn, holder),
+            "shares": json.dumps([share.model_dump(mode="json") for share in holder.shares]),
+        }
+        for position, holder in enumerate(result.shareholders, 1)
+    ]
+    if rows:
+        conn.execute(_INSERT_SHAREHOLDER, rows)
+    return list_id
+
+
+def linked_entity_id(conn: sa.Connection, holder: Shareholder):
+    """The entity a corporate shareholder is, by register type, number and court; None unless exactly one."""
+    if holder.kind != "organisation" or not (holder.register_type and holder.register_number and holder.register_court):
+        return None
+    match = re.fullmatch(r"(\d+)\s*([A-Za-z]{0,3})", holder.register_number.strip())
+    if not match:
+        return None
+    candidates = conn.execute(
+        _ENTITIES_BY_REGISTER,
+        {"register_type": holder.register_type, "register_number": match.group(1), "suffix": match.group(2).upper()},
+    ).all()
+    same_court = [row.id for row in candidates if _same_court(holder.register_court, row.court_name)]
+    return same_court[0] if len(same_court) == 1 else None
+
+
+def _court_words(name: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[^\W\d_]+", name.casefold())) - _COURT_NOISE
+
+
+def _same_court(stated: str, registered: str | None) -> bool:
+    """ "Charlottenburg" is "Berlin (Charlottenburg)", "München" is "Amtsgericht München"."""
+    if not registered:
+        return False
+    ours, theirs = _court_words(stated), _court_words(registered)
+    return bool(ours and theirs) and (ours <= theirs or theirs <= ours)
+
+
+def load_shareholders(
+    conn: sa.Connection, *, entity_ids: list[str] | None = None, latest_only: bool = True
+) -> pd.DataFrame:
+    """One row per shareholder of each list: an edge of the ownership graph from the shareholder
+    (``linked_entity_id`` when it is a known entity) to the company (``entity_id``)."""
+    entity_filter = "AND l.entity_id = ANY(CAST(:entity_ids AS uuid[]))" if entity_ids is not None else ""
+    params: dict = {"latest_only": latest_only}
+    if entity_ids is not None:
+        params["entity_ids"] = [str(entity_id) for entity_id in entity_ids]
+    frame = pd.read_sql_query(sa.text(_SHAREHOLDER_TABLE.format(entity_filter=entity_filter)), conn, params=params)
+    for column in ("nominal_total", "percentage"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
+    for column in ("entity_id", "linked_entity_id"):
+        frame[column] = frame[column].map(lambda value: None if value is None else str(value))
+    return frame

@@ -1,0 +1,71 @@
+"""Scanned shareholder lists: Tesseract with orientation detection. OCR is slow, so each test
+reads one page."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytesseract
+import pytest
+
+from orchestration.failures import FailureClass, JobError
+from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
+from orchestration.shareholders.reading import read_pages
+from orchestration.shareholders.samples import generate_list
+
+CAPITAL = Decimal("25000")
+
+
+def _scan(layout: str, form: str, rotation: int):
+    """The first generated single-page scan turned by ``rotation`` degrees."""
+    for seed in range(80):
+        generated = generate_list(seed, company_name="Muster GmbH", capital=CAPITAL, layout=layout, form=form)
+        if generated.rotation == rotation:
+            return generated
+    raise AssertionError(f"no {layout} {form} turned by {rotation} among 80 seeds")
+
+
+# Names may pick up a stray character from scanner specks; the numbers that carry the ownership may not.
+EXACT_FIELDS = {"kind", "birth_date", "register_type", "register_number", "shares", "nominal_total",
+                "percentage_below_one"}
+
+
+def _assert_read_as_generated(result, generated) -> None:
+    assert len(result.shareholders) == len(generated.expected.shareholders)
+    for got, truth in zip(result.shareholders, generated.expected.shareholders):
+        assert got.model_dump(include=EXACT_FIELDS) == truth.model_dump(include=EXACT_FIELDS)
+        for part in (truth.first_name, truth.last_name, truth.residence, truth.seat, truth.register_court):
+            assert part is None or part in " ".join(filter(None, (got.name, got.residence, got.seat, got.register_court)))
+        if got.percentage != truth.percentage:
+            assert not result.validation.valid  # a misread percentage is flagged, not passed off
+    assert result.total_nominal == CAPITAL
+
+
+@pytest.mark.parametrize(
+    ("layout", "form", "rotation"),
+    [("per_share", "tiff", 90), ("corporate", "scan_pdf", 180), ("ranges", "scan_pdf", 0)],
+    ids=["tiff-turned-90", "landscape-pdf-upside-down", "ranges-upright"],
+)
+def test_scanned_list_is_turned_upright_and_read(layout, form, rotation):
+    generated = _scan(layout, form, rotation)
+
+    pages = read_pages(generated.content)
+    result = extract_shareholders([page.text for page in pages], capital=CAPITAL, method="rules")
+
+    assert [page.source for page in pages] == ["ocr"]
+    assert pages[0].rotation == rotation
+    _assert_read_as_generated(result, generated)
+
+
+def test_missing_tesseract_fails_scans_but_not_text_pdfs(monkeypatch):
+    monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
+    scan = generate_list(1, company_name="Muster GmbH", capital=CAPITAL, layout="per_share", form="tiff")
+    text = generate_list(1, company_name="Muster GmbH", capital=CAPITAL, layout="per_share", form="text_pdf")
+
+    with pytest.raises(JobError) as raised:
+        parse_shareholder_list(scan.content)
+
+    assert raised.value.failure_class == FailureClass.DEPENDENCY_UNAVAILABLE
+    assert raised.value.failure_class.transient
+    assert "Tesseract" in raised.value.message
+    assert parse_shareholder_list(text.content, method="rules").shareholders
