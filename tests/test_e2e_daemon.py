@@ -14,6 +14,8 @@ import uuid
 
 import pytest
 import sqlalchemy as sa
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import sync_playwright
 
 from orchestration import devstack
 from orchestration.settings import Settings
@@ -114,22 +116,38 @@ def test_search_to_parsed_entities_and_shareholders_through_the_daemon(stack):
     engine.dispose()
 
 
-def test_ui_shows_asset_graph_and_completed_runs(stack, tmp_path):
-    from playwright.sync_api import sync_playwright
+def dismiss_welcome_dialog(page) -> None:
+    """The webserver greets a new browser with a newsletter dialog over the page."""
+    skip = page.get_by_text("Skip", exact=True)
+    try:
+        skip.wait_for(timeout=5_000)
+    except PlaywrightTimeoutError:  # no dialog this time
+        return
+    skip.click()
 
+
+def test_ui_shows_asset_graph_and_completed_runs(stack, tmp_path):
     with sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=CHROMIUM,
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
         )
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.goto(f"{stack.webserver_url}/asset-groups", wait_until="networkidle")
-        for asset in ("discovered_entities", "raw_si_documents", "company_records", "shareholders"):
-            page.get_by_text(asset, exact=True).first.wait_for(timeout=60_000)
-        page.screenshot(path=str(tmp_path / "asset-graph.png"))
+        groups = {
+            "register": ("discovered_entities", "raw_si_documents", "company_records"),
+            "shareholders": ("shareholder_list_documents", "shareholders", "ownership_graph"),
+        }
+        for group, assets in groups.items():
+            page.goto(f"{stack.webserver_url}/locations/handelsregister/asset-groups/{group}", wait_until="networkidle")
+            dismiss_welcome_dialog(page)
+            for asset in assets:
+                page.get_by_text(asset, exact=True).first.wait_for(timeout=60_000)
+            page.screenshot(path=str(tmp_path / f"asset-group-{group}.png"))
 
         page.goto(f"{stack.webserver_url}/runs", wait_until="networkidle")
-        page.get_by_text("basic_discovery_job").first.wait_for(timeout=60_000)
-        page.get_by_text("Success").first.wait_for(timeout=60_000)
+        dismiss_welcome_dialog(page)
+        for job in ("basic_discovery_job", "xml_parsing_job"):
+            page.get_by_text(job, exact=True).first.wait_for(timeout=60_000)
+        page.get_by_text("Success", exact=True).first.wait_for(timeout=60_000)
         page.screenshot(path=str(tmp_path / "runs.png"))
         browser.close()
