@@ -18,6 +18,7 @@ from typing import Literal
 
 import pdfplumber
 import pypdfium2
+from pdfminer.pdftypes import resolve1
 from PIL import Image
 
 from orchestration.failures import FailureClass, JobError
@@ -30,6 +31,7 @@ MAX_PAGE_PIXELS = 40_000_000
 MAX_PAGE_POINTS = 14_400  # the PDF limit for a page side: 200 inches
 OCR_DPI = 300
 MIN_TEXT_CHARS = 20
+MAX_FORM_DEPTH = 8  # nested form XObjects searched for images
 IMAGE_FORMATS = {"TIFF", "PNG", "JPEG"}
 
 # PIL's own bomb check (a warning above the limit, an error above twice the limit) never allows
@@ -108,11 +110,28 @@ def _ocr(images: Iterable[tuple[int, Image.Image]]) -> dict[int, PageText]:
 
 
 def _check_images(page, index: int) -> None:
-    """Refuse embedded images that would decode to more pixels than a page may have."""
-    for image in page.images:
-        width, height = (int(side) for side in image["srcsize"])
-        if width * height > MAX_PAGE_PIXELS:
-            raise _invalid(f"page {index + 1} embeds an image of {width}×{height} pixels")
+    """Refuse images that would decode to more pixels than a page may have: those the page's
+    resources declare (drawn or not, the renderer may decode them) and inline ones."""
+    sizes = [tuple(image["srcsize"]) for image in page.images]
+    sizes += _declared_image_sizes(resolve1(page.page_obj.resources), depth=0)
+    for width, height in sizes:
+        if int(width) * int(height) > MAX_PAGE_PIXELS:
+            raise _invalid(f"page {index + 1} embeds an image of {int(width)}×{int(height)} pixels")
+
+
+def _declared_image_sizes(resources, depth: int) -> list[tuple[int, int]]:
+    """Width and height of every image XObject in a resource dictionary and its forms' resources."""
+    if not isinstance(resources, dict) or depth > MAX_FORM_DEPTH:
+        return []
+    sizes = []
+    for reference in (resolve1(resources.get("XObject")) or {}).values():
+        attributes = getattr(resolve1(reference), "attrs", {})
+        subtype = getattr(resolve1(attributes.get("Subtype")), "name", None)
+        if subtype == "Image":
+            sizes.append((resolve1(attributes.get("Width")) or 0, resolve1(attributes.get("Height")) or 0))
+        elif subtype == "Form":
+            sizes += _declared_image_sizes(resolve1(attributes.get("Resources")), depth + 1)
+    return sizes
 
 
 def _render(content: bytes, indexes: list[int]) -> Iterator[tuple[int, Image.Image]]:
