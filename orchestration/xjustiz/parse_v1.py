@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from orchestration.xjustiz import codes
-from orchestration.xjustiz.model import Address, CompanyRecord, Entry, LegalForm, Money, Register, Source
+from orchestration.xjustiz.extract import ExtractNames, read_extract
 from orchestration.xjustiz.participants import (
     Participant,
     ParticipantNames,
@@ -82,6 +82,19 @@ PARTICIPANT_NAMES = ParticipantNames(
 )
 
 
+EXTRACT_NAMES = ExtractNames(
+    entry=T + "Eintragungstext",
+    column=T + "Spalte",
+    position=T + "Position",
+    number=T + "Laufende_Nummer",
+    kind=T + "Eintragungsart",
+    text=T + "Text",
+    retrieval_date=T + "Abrufdatum",
+    retrieval_time=T + "Abrufuhrzeit",
+    last_entry=T + "letzte_Eintragung",
+)
+
+
 @dataclass(frozen=True)
 class _Role:
     number: str
@@ -90,7 +103,7 @@ class _Role:
     participant: Participant
 
 
-def parse_v1(root: etree._Element, version: str, retrieved_at: str | None) -> CompanyRecord:
+def parse_v1(root: etree._Element, version: str, retrieved_at: str | None) -> dict:
     top = children_by_tag(root)
     proceeding = descend(top.get(PROCEEDING[0]), *PROCEEDING[1:])
     if proceeding is None:
@@ -100,7 +113,7 @@ def parse_v1(root: etree._Element, version: str, retrieved_at: str | None) -> Co
         raise structure_error(root, "no register data", FACHDATEN)
     register_data = children_by_tag(fachdaten)
     basis = children_by_tag(register_data.get(BASISDATEN))
-    extract = children_by_tag(register_data.get(EXTRACT))
+    extract = read_extract(register_data.get(EXTRACT), EXTRACT_NAMES, lambda kind: child_text(kind, CONTENT))
     additional = register_data.get(ADDITIONAL)
 
     roles = _roles(proceeding)
@@ -108,15 +121,14 @@ def parse_v1(root: etree._Element, version: str, retrieved_at: str | None) -> Co
     representation, special_representation = _representation(basis.get(T + "Vertretung"))
     liabilities = _liabilities(additional)
     statute = basis.get(T + "Aktuelles_Satzungsdatum")
-    last_entry = extract.get(T + "letzte_Eintragung")
 
-    return CompanyRecord(
+    return dict(
         parser_version=PARSER_VERSION,
-        source=Source(
+        source=dict(
             format="xjustiz-1",
             xjustiz_version=version,
             producer=text_of(descend(proceeding, *PRODUCER)),
-            retrieved_at=retrieved_at or _retrieval_time(extract),
+            retrieved_at=retrieved_at or extract.retrieved_at,
         ),
         register=_register(proceeding, roles),
         name=_company_name(company),
@@ -132,8 +144,8 @@ def parse_v1(root: etree._Element, version: str, retrieved_at: str | None) -> Co
             for role in roles
             if role.code not in codes.NON_OFFICER_ROLES
         ),
-        entries=tuple(_entry(e) for e in register_data[EXTRACT].iterchildren(T + "Eintragungstext")) if extract else (),
-        last_entry_date=iso_date(last_entry.text, last_entry) if last_entry is not None else None,
+        entries=extract.entries,
+        last_entry_date=extract.last_entry_date,
     )
 
 
@@ -173,7 +185,7 @@ def _company_name(company: dict) -> str:
     return name
 
 
-def _register(proceeding: etree._Element, roles: list[_Role]) -> Register:
+def _register(proceeding: etree._Element, roles: list[_Role]) -> dict:
     instance = descend(proceeding, INSTANCE)
     if instance is None:
         raise structure_error(proceeding, "no instance data", INSTANCE)
@@ -187,10 +199,10 @@ def _register(proceeding: etree._Element, roles: list[_Role]) -> Register:
     court_name = codes.courts().get(court_code) or next(
         (r.participant.name for r in roles if r.code == codes.COURT_ROLE and r.participant.name), None
     )
-    return Register(court_code=court_code, court_name=court_name, type=kind, number=number, suffix=suffix)
+    return dict(court_code=court_code, court_name=court_name, type=kind, number=number, suffix=suffix)
 
 
-def _legal_form(company: dict, roles: list[_Role]) -> LegalForm:
+def _legal_form(company: dict, roles: list[_Role]) -> dict:
     label = child_text(company.get(LEGAL_FORM), CONTENT)
     if label is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
@@ -201,25 +213,25 @@ def _legal_form(company: dict, roles: list[_Role]) -> LegalForm:
     canonical = codes.legal_form_from_label(label)
     if canonical is None:
         log.warning("unknown 1.x legal form %r, kept as it is", label)
-        return LegalForm(code=label, label=label)
-    return LegalForm(code=canonical, label=codes.LEGAL_FORMS[canonical])
+        return dict(code=label, label=label)
+    return dict(code=canonical, label=codes.LEGAL_FORMS[canonical])
 
 
-def _address(anschrift: etree._Element | None) -> Address | None:
+def _address(anschrift: etree._Element | None) -> dict | None:
     if anschrift is None:
         return None
     parts = children_by_tag(anschrift)
-    address = Address(
+    address = dict(
         street=text_of(parts.get(T + "Strasse")),
         house_number=text_of(parts.get(T + "Hausnummer")),
         postal_code=text_of(parts.get(T + "Postleitzahl")),
         city=text_of(parts.get(CITY)),
         country=child_text(parts.get(T + "Staat"), CONTENT),
     )
-    return address if any(address.model_dump().values()) else None
+    return address if any(address.values()) else None
 
 
-def _money(element: etree._Element) -> Money | None:
+def _money(element: etree._Element) -> dict | None:
     parts = children_by_tag(element)
     amount = decimal_amount(text_of(parts.get(T + "Zahl")), element)
     if amount is None:
@@ -228,10 +240,10 @@ def _money(element: etree._Element) -> Money | None:
     code = text_of(currency) or child_text(currency, CONTENT)
     if code is None:
         raise structure_error(element, "amount without currency", T + "Waehrung")
-    return Money(amount=amount, currency=code)
+    return dict(amount=amount, currency=code)
 
 
-def _capital(additional: etree._Element | None) -> Money | None:
+def _capital(additional: etree._Element | None) -> dict | None:
     companies = descend(additional, T + "Kapitalgesellschaft")
     for path in CAPITAL_PATHS:
         element = descend(companies, *path)
@@ -241,7 +253,7 @@ def _capital(additional: etree._Element | None) -> Money | None:
     return None
 
 
-def _liabilities(additional: etree._Element | None) -> dict[str, Money]:
+def _liabilities(additional: etree._Element | None) -> dict[str, dict]:
     partnership = descend(additional, *LIMITED_PARTNERS)
     liabilities = {}
     if partnership is not None:
@@ -275,23 +287,3 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
             exemption = child_text(element, CONTENT)
             current.exempt_181 = bool(exemption) and exemption != NO_EXEMPTION
     return general.text, entitled
-
-
-def _entry(element: etree._Element) -> Entry:
-    parts = children_by_tag(element)
-    return Entry(
-        column=optional_int(text_of(parts.get(T + "Spalte")), element),
-        position=optional_int(text_of(parts.get(T + "Position")), element),
-        number=optional_int(text_of(parts.get(T + "Laufende_Nummer")), element),
-        kind=child_text(parts.get(T + "Eintragungsart"), CONTENT),
-        text=text_of(parts.get(T + "Text")) or "",
-    )
-
-
-def _retrieval_time(extract: dict) -> str | None:
-    day_element = extract.get(T + "Abrufdatum")
-    day = iso_date(day_element.text, day_element) if day_element is not None else None
-    time = text_of(extract.get(T + "Abrufuhrzeit"))
-    if day and time:
-        return f"{day}T{time}"
-    return day

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from orchestration.xjustiz import codes
-from orchestration.xjustiz.model import Address, CompanyRecord, Entry, LegalForm, Money, Officer, Register, Source
+from orchestration.xjustiz.extract import ExtractNames, read_extract
 from orchestration.xjustiz.participants import (
     Participant,
     ParticipantNames,
@@ -30,6 +30,7 @@ from orchestration.xjustiz.values import (
     child_text,
     children_by_tag,
     clean,
+    coded_value,
     comment_label,
     decimal_amount,
     descend,
@@ -96,6 +97,19 @@ PARTICIPANT_NAMES = ParticipantNames(
 )
 
 
+EXTRACT_NAMES = ExtractNames(
+    entry=T + "eintragungstext",
+    column=T + "spalte",
+    position=T + "position",
+    number=T + "laufendeNummer",
+    kind=T + "eintragungsart",
+    text=T + "text",
+    retrieval_date=T + "abrufdatum",
+    retrieval_time=T + "abrufuhrzeit",
+    last_entry=T + "letzteEintragung",
+)
+
+
 @dataclass(frozen=True)
 class _Role:
     number: str
@@ -104,7 +118,7 @@ class _Role:
     participant: Participant
 
 
-def parse_v3(root: etree._Element, version: str, retrieved_at: str | None) -> CompanyRecord:
+def parse_v3(root: etree._Element, version: str, retrieved_at: str | None) -> dict:
     top = children_by_tag(root)
     kopf = top.get(KOPF)
     proceeding = descend(top.get(PROCEEDING[0]), *PROCEEDING[1:])
@@ -115,7 +129,7 @@ def parse_v3(root: etree._Element, version: str, retrieved_at: str | None) -> Co
         raise structure_error(root, "no register data", FACHDATEN)
     register_data = children_by_tag(fachdaten)
     basis = children_by_tag(register_data.get(BASISDATEN))
-    extract = register_data.get(EXTRACT)
+    extract = read_extract(register_data.get(EXTRACT), EXTRACT_NAMES, _entry_kind)
     additional = register_data.get(ADDITIONAL)
 
     roles = _roles(proceeding)
@@ -124,13 +138,13 @@ def parse_v3(root: etree._Element, version: str, retrieved_at: str | None) -> Co
     liabilities = _liabilities(additional)
     statute = basis.get(T + "satzungsdatum")
 
-    return CompanyRecord(
+    return dict(
         parser_version=PARSER_VERSION,
-        source=Source(
+        source=dict(
             format="xjustiz-3",
             xjustiz_version=version,
             producer=text_of(descend(kopf, *PRODUCER)),
-            retrieved_at=retrieved_at or _retrieval_time(extract),
+            retrieved_at=retrieved_at or extract.retrieved_at,
         ),
         register=_register(proceeding, kopf, roles),
         name=_company_name(company),
@@ -146,8 +160,8 @@ def parse_v3(root: etree._Element, version: str, retrieved_at: str | None) -> Co
             for role in roles
             if role.code not in codes.NON_OFFICER_ROLES
         ),
-        entries=tuple(_entry(e) for e in extract.iterchildren(T + "eintragungstext")) if extract is not None else (),
-        last_entry_date=iso_date(child_text(extract, T + "letzteEintragung"), extract) if extract is not None else None,
+        entries=extract.entries,
+        last_entry_date=extract.last_entry_date,
     )
 
 
@@ -158,10 +172,10 @@ def _roles(proceeding: etree._Element) -> list[_Role]:
             raise structure_error(participant.participation, "participant is neither a person nor an organisation",
                                   "beteiligter/auswahl_beteiligter")  # fmt: skip
         for role in participant.roles:
-            code = child_text(role.designation, "code")
+            code, label = coded_value(role.designation)
             if code is None:
                 raise structure_error(participant.participation, "role without code", "rolle/rollenbezeichnung/code")
-            label = comment_label(role.designation) or codes.ROLES.get(code) or code
+            label = label or codes.ROLES.get(code) or code
             roles.append(_Role(role.number, code, label, participant))
     return roles
 
@@ -187,7 +201,7 @@ def _company_name(company: dict) -> str:
     return name
 
 
-def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: list[_Role]) -> Register:
+def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: list[_Role]) -> dict:
     instance = descend(proceeding, INSTANCE)
     if instance is None:
         raise structure_error(proceeding, "no instance data", INSTANCE)
@@ -216,7 +230,7 @@ def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: li
     if not number.isdigit():
         raise structure_error(reference, f"register number {number!r} is not a number")
 
-    return Register(
+    return dict(
         court_code=court_code,
         court_name=_court_name(court_code, court, roles),
         type=kind,
@@ -235,7 +249,7 @@ def _court_name(code: str, court: etree._Element | None, roles: list[_Role]) -> 
     return next((r.participant.name for r in roles if r.code == codes.COURT_ROLE and r.participant.name), None)
 
 
-def _legal_form(company: dict, roles: list[_Role]) -> LegalForm:
+def _legal_form(company: dict, roles: list[_Role]) -> dict:
     element = company.get(LEGAL_FORM)
     if child_text(element, "code") is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
@@ -250,22 +264,22 @@ def _legal_form(company: dict, roles: list[_Role]) -> LegalForm:
     canonical = codes.legal_form_from_code(raw)
     if canonical is None:
         log.warning("unknown legal form code %r, kept as it is", raw)
-        return LegalForm(code=raw, label=comment_label(element) or raw)
-    return LegalForm(code=canonical, label=codes.LEGAL_FORMS[canonical])
+        return dict(code=raw, label=comment_label(element) or raw)
+    return dict(code=canonical, label=codes.LEGAL_FORMS[canonical])
 
 
-def _address(anschrift: etree._Element | None) -> Address | None:
+def _address(anschrift: etree._Element | None) -> dict | None:
     if anschrift is None:
         return None
     parts = children_by_tag(anschrift)
-    address = Address(
+    address = dict(
         street=text_of(parts.get(T + "strasse")),
         house_number=text_of(parts.get(T + "hausnummer")),
         postal_code=text_of(parts.get(T + "postleitzahl")),
         city=text_of(parts.get(CITY)),
         country=_country(parts.get(T + "staat")),
     )
-    return address if any(address.model_dump().values()) else None
+    return address if any(address.values()) else None
 
 
 def _country(staat: etree._Element | None) -> str | None:
@@ -277,7 +291,7 @@ def _country(staat: etree._Element | None) -> str | None:
     return codes.BFJ_COUNTRIES.get(value, value) if value else None
 
 
-def _money(element: etree._Element) -> Money | None:
+def _money(element: etree._Element) -> dict | None:
     parts = children_by_tag(element)
     amount = decimal_amount(text_of(parts.get(T + "zahl")), element)
     if amount is None:
@@ -289,10 +303,10 @@ def _money(element: etree._Element) -> Money | None:
     code = child_text(currency, "code") or text_of(currency)
     if code is None:
         raise structure_error(element, "amount without currency", T + "waehrung")
-    return Money(amount=amount, currency=code)
+    return dict(amount=amount, currency=code)
 
 
-def _capital(additional: etree._Element | None) -> Money | None:
+def _capital(additional: etree._Element | None) -> dict | None:
     companies = descend(additional, T + "kapitalgesellschaft")
     for path in CAPITAL_PATHS:
         element = descend(companies, *path)
@@ -302,7 +316,7 @@ def _capital(additional: etree._Element | None) -> Money | None:
     return None
 
 
-def _liabilities(additional: etree._Element | None) -> dict[str, Money]:
+def _liabilities(additional: etree._Element | None) -> dict[str, dict]:
     partnership = descend(additional, *LIMITED_PARTNERS)
     liabilities = {}
     if partnership is not None:
@@ -333,7 +347,8 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
             if text:
                 current.texts.append(text)
         elif tag == AUTHORITY_CODE:
-            text = comment_label(element) or child_text(element, "code")
+            code, label = coded_value(element)
+            text = label or code
             if text:
                 current.texts.append(text)
         elif current is not general:  # an exemption from § 181 BGB
@@ -341,29 +356,6 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
     return general.text, entitled
 
 
-def _entry(element: etree._Element) -> Entry:
-    parts = children_by_tag(element)
-    kind = parts.get(T + "eintragungsart")
-    return Entry(
-        column=optional_int(text_of(parts.get(T + "spalte")), element),
-        position=optional_int(text_of(parts.get(T + "position")), element),
-        number=optional_int(text_of(parts.get(T + "laufendeNummer")), element),
-        kind=_entry_kind(kind) if kind is not None else None,
-        text=text_of(parts.get(T + "text")) or "",
-    )
-
-
 def _entry_kind(element: etree._Element) -> str | None:
-    code = child_text(element, "code")
-    return comment_label(element) or codes.ENTRY_KINDS.get(code or "") or code
-
-
-def _retrieval_time(extract: etree._Element | None) -> str | None:
-    if extract is None:
-        return None
-    parts = children_by_tag(extract)
-    day = iso_date(text_of(parts.get(T + "abrufdatum")), extract)
-    time = text_of(parts.get(T + "abrufuhrzeit"))
-    if day and time:
-        return f"{day}T{time}"
-    return day
+    code, label = coded_value(element)
+    return label or codes.ENTRY_KINDS.get(code or "") or code

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from lxml import etree
+from pydantic import ValidationError
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.xjustiz.model import CompanyRecord
@@ -47,7 +48,7 @@ def parse_si(data: bytes, *, retrieved_at: str | None = None) -> CompanyRecord:
                 source="xjustiz",
                 code=element_path(root, "nachrichtenkopf/@xjustizVersion"),
             )
-        return parse_v3(root, version, retrieved_at)
+        return _validated(parse_v3(root, version, retrieved_at), root)
     if root.tag == LEGACY_ROOT:
         version = _version(root, f"{{{XJUSTIZ_NS}}}Grunddaten", "XJustizVersion")
         major, _ = _major_minor(version, root)
@@ -58,13 +59,29 @@ def parse_si(data: bytes, *, retrieved_at: str | None = None) -> CompanyRecord:
                 source="xjustiz",
                 code=element_path(root, "Grunddaten/@XJustizVersion"),
             )
-        return parse_v1(root, version, retrieved_at)
+        return _validated(parse_v1(root, version, retrieved_at), root)
     raise JobError(
         FailureClass.INVALID_FILE,
         f"not an XJustiz SI document (root element {_describe(root)})",
         source="xjustiz",
         code=element_path(root),
     )
+
+
+def _validated(data: dict, root: etree._Element) -> CompanyRecord:
+    # The readers build plain data and the model validates it in one call: much cheaper than
+    # constructing each officer and entry as a model of its own.
+    try:
+        return CompanyRecord.model_validate(data)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"])
+        raise JobError(
+            FailureClass.PARSER_ERROR,
+            f"record field {where}: {problem['msg']}",
+            source="xjustiz",
+            code=element_path(root),
+        ) from exc
 
 
 def _version(root: etree._Element, header: str, attribute: str) -> str:

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from orchestration.xjustiz.model import Money, Officer
 from orchestration.xjustiz.values import clean, iso_date, structure_error
 
 
@@ -114,8 +113,8 @@ def officer(
     role_label: str,
     participant: Participant,
     representation: Representation | None,
-    liability: Money | None,
-) -> Officer:
+    liability: dict | None,
+) -> dict:
     common = dict(
         role_code=role_code,
         role=role_label,
@@ -129,7 +128,7 @@ def officer(
         if not name:
             raise structure_error(where, "person without name")
         birth = participant.birth_date
-        return Officer(
+        return dict(
             kind="person",
             name=name,
             first_name=participant.first_name,
@@ -140,7 +139,7 @@ def officer(
         )
     if not participant.name:
         raise structure_error(where, "organisation name is missing")
-    return Officer(
+    return dict(
         kind="organisation",
         name=participant.name,
         city=participant.seat_city or participant.address_city,

@@ -117,23 +117,31 @@ def decimal_amount(text: str | None, where: etree._Element) -> str | None:
 
 
 def optional_int(text: str | None, where: etree._Element) -> int | None:
-    value = clean(text)
-    if value is None:
+    if text is None:
         return None
     try:
-        return int(value)
+        return int(text)  # int() itself ignores surrounding whitespace
     except ValueError:
-        raise structure_error(where, f"not a number: {value!r}") from None
+        if not text.strip():
+            return None
+        raise structure_error(where, f"not a number: {text.strip()!r}") from None
 
 
 def comment_label(element: etree._Element | None) -> str | None:
     """The label a producer put into an XML comment next to a code, if any."""
-    if element is None:
-        return None
-    for child in element:
-        if child.tag is etree.Comment:
-            return clean(child.text)
-    return None
+    return coded_value(element)[1]
+
+
+def coded_value(element: etree._Element | None) -> tuple[str | None, str | None]:
+    """The ``code`` of a code element and the label of its comment, read in one loop."""
+    code = label = None
+    if element is not None:
+        for child in element:
+            if child.tag == "code":
+                code = clean(child.text)
+            elif child.tag is etree.Comment and label is None:
+                label = clean(child.text)
+    return code, label
 
 
 def split_register_reference(text: str, where: etree._Element) -> tuple[str, str, str | None]:
