@@ -14,7 +14,7 @@ from lxml import etree
 from orchestration.xjustiz.values import clean, iso_date, optional_int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExtractNames:
     """The element names (Clark notation) of the extract in one XJustiz generation."""
 
@@ -29,7 +29,7 @@ class ExtractNames:
     last_entry: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Extract:
     entries: list[dict] = field(default_factory=list)
     retrieved_at: str | None = None

@@ -110,7 +110,7 @@ EXTRACT_NAMES = ExtractNames(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Role:
     number: str
     code: str

@@ -15,7 +15,7 @@ from lxml import etree
 from orchestration.xjustiz.values import clean, iso_date, structure_error
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ParticipantNames:
     """The element names (Clark notation) of the participant block in one XJustiz generation."""
 
@@ -33,13 +33,13 @@ class ParticipantNames:
     city: str
 
 
-@dataclass
+@dataclass(slots=True)
 class ParticipantRole:
     number: str
     designation: etree._Element | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Participant:
     participation: etree._Element
     roles: list[ParticipantRole] = field(default_factory=list)
@@ -96,7 +96,7 @@ def read_participants(proceeding: etree._Element, names: ParticipantNames) -> li
     return participants
 
 
-@dataclass
+@dataclass(slots=True)
 class Representation:
     """A power of representation as read: its texts, and whether it exempts from § 181 BGB."""
 
