@@ -1,0 +1,206 @@
+"""Extraction by an LLM behind an OpenAI-compatible endpoint, against a local stand-in that speaks
+the chat-completions protocol with structured output (response_format json_schema, strict)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from orchestration.failures import FailureClass, JobError
+from orchestration.settings import Settings
+from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
+from orchestration.shareholders.samples import generate_list
+
+CAPITAL = Decimal("25000")
+
+
+def _schema_problem(node, path: str = "$") -> str | None:
+    """What the real endpoint rejects in strict mode: objects without additionalProperties false or
+    with properties left out of required."""
+    if isinstance(node, dict):
+        if node.get("type") == "object" and "properties" in node:
+            if node.get("additionalProperties") is not False:
+                return f"{path}: 'additionalProperties' is required to be supplied and to be false"
+            missing = set(node["properties"]) - set(node.get("required", []))
+            if missing:
+                return f"{path}: 'required' is required to include every property; missing {sorted(missing)}"
+        for key, value in node.items():
+            if problem := _schema_problem(value, f"{path}.{key}"):
+                return problem
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            if problem := _schema_problem(value, f"{path}[{index}]"):
+                return problem
+    return None
+
+
+class FakeChatCompletions:
+    """POST /v1/chat/completions; ``answer`` turns the request into the assistant's JSON text, or
+    into an (HTTP status, body) pair for an error."""
+
+    def __init__(self, answer: Callable[[dict], str | tuple[int, dict]]) -> None:
+        self.answer = answer
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append(body)
+                status, payload = fake.respond(self.path, body)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def respond(self, path: str, body: dict) -> tuple[int, dict]:
+        if path != "/v1/chat/completions":
+            return 404, {"error": {"message": f"Unknown path {path}", "type": "invalid_request_error"}}
+        response_format = body.get("response_format") or {}
+        json_schema = response_format.get("json_schema") or {}
+        if response_format.get("type") != "json_schema" or not json_schema.get("name") or "schema" not in json_schema:
+            return 400, {"error": {"message": "response_format must be a json_schema", "type": "invalid_request_error"}}
+        if json_schema.get("strict") and (problem := _schema_problem(json_schema["schema"])):
+            message = f"Invalid schema for response_format '{json_schema['name']}': {problem}"
+            return 400, {"error": {"message": message, "type": "invalid_request_error", "param": "response_format"}}
+        answer = self.answer(body)
+        if isinstance(answer, tuple):
+            return answer
+        return 200, {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": answer, "refusal": None}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 100, "total_tokens": 200},
+        }
+
+
+@pytest.fixture
+def endpoint():
+    fake = FakeChatCompletions(lambda body: "{}")
+    fake.thread.start()
+    yield fake
+    fake.server.shutdown()
+    fake.server.server_close()
+
+
+def _settings(url: str) -> Settings:
+    return Settings(llm_base_url=url, llm_model="extraction-model", llm_api_key="secret")
+
+
+def _answer_reading(generated) -> Callable[[dict], str]:
+    """A model that reads: it knows the list's content only if the list's text was sent to it."""
+    truth = generated.expected.model_dump(mode="json", include={"shareholders", "total_nominal", "currency"})
+    for holder in truth["shareholders"]:
+        if holder["percentage_below_one"]:
+            holder["percentage"] = None  # as the instructions ask: "< 1 %" has no number
+
+    def answer(body: dict) -> str:
+        text = body["messages"][-1]["content"]
+        names = [holder.last_name or holder.name for holder in generated.expected.shareholders]
+        return json.dumps(truth) if all(name in text for name in names) else json.dumps({"shareholders": []})
+
+    return answer
+
+
+def _user_text(body: dict) -> str:
+    return body["messages"][-1]["content"]
+
+
+def test_llm_extraction_is_validated_by_the_same_model(endpoint):
+    generated = generate_list(4, company_name="Muster GmbH", capital=CAPITAL, layout="multipage", form="text_pdf")
+    endpoint.answer = _answer_reading(generated)
+
+    result = parse_shareholder_list(generated.content, capital=CAPITAL, method="llm", settings=_settings(endpoint.url))
+
+    assert result.method == "llm"
+    assert result.model_dump(exclude={"method", "validation"}) == generated.expected.model_dump(
+        exclude={"method", "validation"}
+    )
+    assert result.validation.valid
+    [request] = endpoint.requests
+    assert request["model"] == "extraction-model"
+    assert request["response_format"]["json_schema"]["strict"] is True
+    assert "Bescheinigung" in _user_text(request)  # every page goes to the model, the notary's too
+
+
+def test_auto_asks_the_llm_only_when_the_rules_find_no_table(endpoint):
+    prose = (
+        "Gesellschafterliste der Muster GmbH. Alleinige Gesellschafterin ist die Berger Holding GmbH mit Sitz in "
+        "Köln (Amtsgericht Köln, HRB 1234) mit dem Geschäftsanteil Nr. 1 zu 25.000,00 EUR, das sind 100 %."
+    )
+    endpoint.answer = lambda body: json.dumps({
+        "shareholders": [{
+            "kind": "organisation", "name": "Berger Holding GmbH", "first_name": None, "last_name": None,
+            "birth_date": None, "residence": None, "seat": "Köln", "register_court": "Köln", "register_type": "HRB",
+            "register_number": "1234", "shares": [{"number": "1", "last_number": None, "nominal": "25000.00"}],
+            "nominal_total": "25000.00", "percentage": "100", "percentage_below_one": False,
+        }],
+        "total_nominal": "25000.00",
+        "currency": "EUR",
+    }) if "Berger Holding" in _user_text(body) else "{}"
+    settings = _settings(endpoint.url)
+    table = generate_list(2, company_name="Muster GmbH", capital=CAPITAL, layout="per_share", form="text_pdf")
+
+    by_rules = parse_shareholder_list(table.content, capital=CAPITAL, settings=settings)
+    by_llm = extract_shareholders([prose], capital=CAPITAL, settings=settings)
+
+    assert by_rules.method == "rules" and len(endpoint.requests) == 1
+    assert by_llm.method == "llm"
+    assert by_llm.shareholders[0].register_number == "1234"
+    assert by_llm.validation.valid
+
+
+def test_below_one_percent_from_the_llm_gets_its_derived_number(endpoint):
+    generated = generate_list(1, company_name="Muster GmbH", capital=CAPITAL, layout="multipage", form="text_pdf")
+    endpoint.answer = _answer_reading(generated)
+
+    result = parse_shareholder_list(generated.content, capital=CAPITAL, method="llm", settings=_settings(endpoint.url))
+
+    small = [holder for holder in result.shareholders if holder.percentage_below_one]
+    assert small and all(holder.percentage is not None and holder.percentage < 1 for holder in small)
+
+
+def test_an_answer_outside_the_model_is_a_parser_error(endpoint):
+    endpoint.answer = lambda body: json.dumps({"shareholders": [{"kind": "robot", "name": "X"}], "total_nominal": None,
+                                               "currency": None})
+
+    with pytest.raises(JobError) as raised:
+        extract_shareholders(["irgendein Text"], method="llm", settings=_settings(endpoint.url))
+
+    assert raised.value.failure_class == FailureClass.PARSER_ERROR
+    assert raised.value.code == "llm"
+
+
+def test_server_errors_are_transient(endpoint):
+    endpoint.answer = lambda body: (503, {"error": {"message": "overloaded", "type": "server_error"}})
+
+    with pytest.raises(JobError) as raised:
+        extract_shareholders(["irgendein Text"], method="llm", settings=_settings(endpoint.url))
+
+    assert raised.value.failure_class == FailureClass.DEPENDENCY_UNAVAILABLE
+    assert raised.value.failure_class.transient
+
+
+def test_llm_without_an_endpoint_is_unavailable():
+    with pytest.raises(JobError) as raised:
+        extract_shareholders(["irgendein Text"], method="llm", settings=Settings(llm_base_url=""))
+
+    assert raised.value.failure_class == FailureClass.DEPENDENCY_UNAVAILABLE

@@ -1,0 +1,143 @@
+"""Validation against GmbHG §40 and GesLV: failed checks are reported with the result, never dropped."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+from click.testing import CliRunner
+
+from orchestration.cli import main
+from orchestration.shareholders.model import ExtractedList, Share, Shareholder
+from orchestration.shareholders.samples import generate_list
+from orchestration.shareholders.validation import validate
+
+
+def _holder(name: str, nominal: str, percentage: str | None, *, numbers=None, below_one: bool = False) -> Shareholder:
+    amount = Decimal(nominal)
+    return Shareholder(
+        kind="person",
+        name=name,
+        shares=[Share(number=numbers or name[-1], nominal=amount)],
+        nominal_total=amount,
+        percentage=Decimal(percentage) if percentage is not None else None,
+        percentage_below_one=below_one,
+    )
+
+
+def _statuses(extracted: ExtractedList, capital: Decimal | None = None) -> dict[str, str]:
+    return {check.name: check.status for check in validate(extracted, capital).checks}
+
+
+def _list(*holders: Shareholder, total: str | None = None) -> ExtractedList:
+    return ExtractedList(shareholders=list(holders), total_nominal=Decimal(total) if total else None, currency="EUR")
+
+
+def test_a_correct_list_passes_every_check():
+    thirds = _list(_holder("A 1", "10000", "33.3"), _holder("B 2", "10000", "33.3"), _holder("C 3", "10000", "33.3"),
+                   total="30000")
+
+    assert set(_statuses(thirds, Decimal("30000")).values()) == {"passed"}
+
+
+def test_one_decimal_rounding_is_allowed_coarser_rounding_is_not():
+    coarse = _list(_holder("A 1", "10000", "33"), _holder("B 2", "10000", "33"), _holder("C 3", "10000", "34"))
+
+    statuses = _statuses(coarse)
+
+    assert statuses["percentages_match_nominal"] == "failed"
+
+
+def test_percentages_that_do_not_sum_to_100():
+    wrong = _list(_holder("A 1", "12500", "50.0"), _holder("B 2", "12500", "40.0"), total="25000")
+
+    statuses = _statuses(wrong)
+
+    assert statuses["percentages_sum_to_100"] == "failed"
+    assert statuses["percentages_match_nominal"] == "failed"
+    assert statuses["nominal_sum_matches_total"] == "passed"
+
+
+def test_rounding_down_to_25_percent_is_not_allowed():
+    # 25.04 % may not be shown as 25 %: the threshold matters (GesLV §4).
+    holders = _list(_holder("A 1", "2504", "25.0"), _holder("B 2", "7496", "75.0"))
+
+    checks = {check.name: check for check in validate(holders).checks}
+
+    assert checks["percentages_match_nominal"].status == "failed"
+    assert "rounded down to 25" in checks["percentages_match_nominal"].message
+
+
+def test_below_one_percent_must_be_below_one_percent():
+    holders = _list(_holder("A 1", "300", None, below_one=True), _holder("B 2", "9700", "97.0"))
+
+    assert _statuses(holders)["percentages_match_nominal"] == "failed"
+
+
+def test_below_one_percent_counts_towards_the_sum_as_up_to_one():
+    holders = _list(_holder("A 1", "50", None, below_one=True), _holder("B 2", "9950", "99.5"))
+
+    assert _statuses(holders)["percentages_sum_to_100"] == "passed"
+
+
+def test_nominal_amounts_that_miss_the_capital():
+    holders = _list(_holder("A 1", "12500", "50.0"), _holder("B 2", "12500", "50.0"), total="25000")
+
+    statuses = _statuses(holders, capital=Decimal("50000"))
+
+    assert statuses["nominal_sum_matches_capital"] == "failed"
+    assert statuses["nominal_sum_matches_total"] == "passed"
+
+
+def test_capital_unknown_skips_only_that_check():
+    holders = _list(_holder("A 1", "12500", "50.0"), _holder("B 2", "12500", "50.0"))
+
+    assert _statuses(holders)["nominal_sum_matches_capital"] == "skipped"
+
+
+@pytest.mark.parametrize(
+    "numbers",
+    [("1", "1"), ("", "2"), ("1.a", "2")],
+    ids=["duplicate", "missing", "letters"],
+)
+def test_shares_must_be_numbered(numbers):
+    holders = _list(_holder("A x", "100", "50.0", numbers=numbers[0]), _holder("B y", "100", "50.0", numbers=numbers[1]))
+
+    assert _statuses(holders)["shares_numbered"] == "failed"
+
+
+def test_overlapping_ranges():
+    first = Shareholder(kind="person", name="A", shares=[Share(number="1", last_number="600", nominal=Decimal(1))],
+                        nominal_total=Decimal(600), percentage=Decimal("60.0"))
+    second = Shareholder(kind="person", name="B", shares=[Share(number="500", last_number="899", nominal=Decimal(1))],
+                         nominal_total=Decimal(400), percentage=Decimal("40.0"))
+
+    checks = {check.name: check for check in validate(_list(first, second)).checks}
+
+    assert checks["shares_numbered"].status == "failed"
+    assert "overlap" in checks["shares_numbered"].message
+    assert checks["share_totals"].status == "passed"
+
+
+def test_share_amounts_that_miss_the_shareholders_total():
+    holder = _holder("A 1", "100", "100.0").model_copy(update={"nominal_total": Decimal(150)})
+
+    assert _statuses(_list(holder))["share_totals"] == "failed"
+
+
+def test_cli_reports_a_capital_mismatch_with_the_list(tmp_path):
+    generated = generate_list(3, company_name="Muster GmbH", capital=Decimal("25000"), layout="corporate", form="text_pdf")
+    path = tmp_path / "liste.pdf"
+    path.write_bytes(generated.content)
+
+    result = CliRunner().invoke(main, ["shareholders", "parse", str(path), "--capital", "50000"])
+
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert len(document["shareholders"]) == len(generated.expected.shareholders)
+    validation = document["validation"]
+    assert validation["valid"] is False
+    failed = {check["name"] for check in validation["checks"] if check["status"] == "failed"}
+    assert "nominal_sum_matches_capital" in failed
+    assert "percentages_sum_to_100" not in failed
