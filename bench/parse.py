@@ -36,7 +36,9 @@ def corpus(documents: int) -> Iterator[bytes]:
     for i in range(max(0, documents - len(samples))):
         template = templates[i % len(templates)]
         register = template.register.model_copy(update={"number": str(900000 + i)})
-        yield write_si(template.model_copy(update={"register": register}), GENERATED_VERSIONS[i % len(GENERATED_VERSIONS)])
+        yield write_si(
+            template.model_copy(update={"register": register}), GENERATED_VERSIONS[i % len(GENERATED_VERSIONS)]
+        )
 
 
 def _cpu_seconds(function, data: bytes) -> float:

@@ -78,7 +78,9 @@ def test_unsupported_version_and_parser_error_are_named(tmp_path: Path) -> None:
 def test_validate_reports_per_file_and_fails_on_an_invalid_one(tmp_path: Path) -> None:
     tampered = tmp_path / "tampered.xml"
     tampered.write_bytes(
-        REGISSTAR.read_bytes().replace(b"<tns:laufendeNummer>66158</tns:laufendeNummer>", b"<tns:nummer>66158</tns:nummer>")
+        REGISSTAR.read_bytes().replace(
+            b"<tns:laufendeNummer>66158</tns:laufendeNummer>", b"<tns:nummer>66158</tns:nummer>"
+        )
     )
     result = _run("validate", str(AUREG), str(tampered))
     assert result.exit_code == 1

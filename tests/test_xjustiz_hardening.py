@@ -10,7 +10,13 @@ from orchestration.failures import FailureClass, JobError
 from orchestration.xjustiz import parse_si
 from orchestration.xjustiz.safe_xml import MAX_DOCUMENT_BYTES
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "samples" / "xjustiz" / "SI_HRB_66158___2023-08-12T22-51-46.321Z.xml"
+SAMPLE = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "samples"
+    / "xjustiz"
+    / "SI_HRB_66158___2023-08-12T22-51-46.321Z.xml"
+)
 LEGACY_SAMPLE = SAMPLE.with_name("SI.xml")
 
 
@@ -122,7 +128,9 @@ def test_a_bad_date_is_a_parser_error_naming_where_it_is() -> None:
     data = SAMPLE.read_bytes().replace(b"<tns:geburtsdatum>1954-03-11<", b"<tns:geburtsdatum>11.03.1954<")
     error = _failure(data)
     assert error.failure_class is FailureClass.PARSER_ERROR
-    assert error.code is not None and error.code.endswith("/beteiligter/auswahl_beteiligter/natuerlichePerson/geburt/geburtsdatum")
+    assert error.code is not None and error.code.endswith(
+        "/beteiligter/auswahl_beteiligter/natuerlichePerson/geburt/geburtsdatum"
+    )
     assert "11.03.1954" in error.message
 
 

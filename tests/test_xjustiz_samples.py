@@ -72,7 +72,12 @@ def test_regisstar_officers_carry_names_birth_dates_cities_and_powers() -> None:
     record = _parse("SI_HRB_66158___2023-08-12T22-51-46.321Z.xml")
     by_name = {o.name: o for o in record.officers}
     clara = by_name["Clara Otto"]
-    assert (clara.role, clara.kind, clara.birth_date, clara.city) == ("Prokurist(in)", "person", "1954-03-11", "München")
+    assert (clara.role, clara.kind, clara.birth_date, clara.city) == (
+        "Prokurist(in)",
+        "person",
+        "1954-03-11",
+        "München",
+    )
     assert clara.representation == "Gesamtprokura gemeinsam mit einem Geschäftsführer oder einem anderen Prokuristen"
     assert by_name["Noah Lorenz"].representation == "Einzelprokura"  # a code, labelled by its comment
     director = by_name["Noah Emma Kraus"]
@@ -80,9 +85,14 @@ def test_regisstar_officers_carry_names_birth_dates_cities_and_powers() -> None:
     assert director.representation == "einzelvertretungsberechtigt" and director.exempt_181 is True
     assert clara.exempt_181 is False
     assert record.register.court_name == "Amtsgericht München"
-    assert record.address is not None and (record.address.street, record.address.postal_code) == ("Katharina-von-Bora-Str.", "80333")
+    assert record.address is not None and (record.address.street, record.address.postal_code) == (
+        "Katharina-von-Bora-Str.",
+        "80333",
+    )
     assert record.statute_date == "1980-03-26" and record.last_entry_date == "2023-02-07"
-    assert record.representation.startswith("Ist nur ein Geschäftsführer bestellt, so vertritt er die Gesellschaft allein.")
+    assert record.representation.startswith(
+        "Ist nur ein Geschäftsführer bestellt, so vertritt er die Gesellschaft allein."
+    )
     assert record.purpose.startswith("Erbringen von Dienstleistungen gegenüber Apple Inc.")
 
 
@@ -137,7 +147,9 @@ def test_the_same_company_reads_the_same_from_1x_and_3x() -> None:
     legacy, current = _parse("SI.xml"), _parse("SI_HRB_273489___2023-08-12T22-39-41.862Z.xml")
     for field in ("register", "name", "legal_form", "seat", "capital", "statute_date"):
         assert getattr(legacy, field) == getattr(current, field), field
-    assert sorted((o.role_code, o.name) for o in legacy.officers) == sorted((o.role_code, o.name) for o in current.officers)
+    assert sorted((o.role_code, o.name) for o in legacy.officers) == sorted(
+        (o.role_code, o.name) for o in current.officers
+    )
 
 
 def test_numeric_legal_form_and_country_codes_of_351() -> None:

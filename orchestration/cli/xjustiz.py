@@ -70,4 +70,3 @@ def validate_command(files: tuple[Path, ...], xsd_dir: Path | None) -> None:
         click.echo(json.dumps({"file": str(path), "valid": not problems, "problems": problems}, ensure_ascii=False))
     if invalid:
         sys.exit(1)
-

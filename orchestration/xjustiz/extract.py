@@ -43,7 +43,15 @@ def read_extract(
     if auszug is None:
         return extract
     numbers = {names.column: "column", names.position: "position", names.number: "number"}
-    wanted = (names.entry, *numbers, names.kind, names.text, names.retrieval_date, names.retrieval_time, names.last_entry)
+    wanted = (
+        names.entry,
+        *numbers,
+        names.kind,
+        names.text,
+        names.retrieval_date,
+        names.retrieval_time,
+        names.last_entry,
+    )
     entry: dict = {}
     day = time = None
     for element in auszug.iter(*wanted):

@@ -13,7 +13,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 RegisterType = Literal["HRA", "HRB", "GnR", "PR", "VR"]
-REGISTER_TYPES: tuple[str, ...] = ("HRA", "HRB", "GnR", "PR", "VR")
 
 
 class _Record(BaseModel):

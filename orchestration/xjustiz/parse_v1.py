@@ -31,7 +31,6 @@ from orchestration.xjustiz.values import (
     descend,
     first_by_tag,
     iso_date,
-    optional_int,
     split_register_reference,
     structure_error,
     text_of,
@@ -140,7 +139,13 @@ def parse_v1(root: etree._Element, version: str, retrieved_at: str | None) -> di
         statute_date=iso_date(statute.text, statute) if statute is not None else None,
         representation=representation,
         officers=tuple(
-            officer(role.code, role.label, role.participant, special_representation.get(role.number), liabilities.get(role.number))
+            officer(
+                role.code,
+                role.label,
+                role.participant,
+                special_representation.get(role.number),
+                liabilities.get(role.number),
+            )
             for role in roles
             if role.code not in codes.NON_OFFICER_ROLES
         ),
@@ -153,11 +158,15 @@ def _roles(proceeding: etree._Element) -> list[_Role]:
     roles = []
     for participant in read_participants(proceeding, PARTICIPANT_NAMES):
         if participant.kind is None:
-            raise structure_error(participant.participation, "participant is neither a person nor an organisation", "Beteiligter")
+            raise structure_error(
+                participant.participation, "participant is neither a person nor an organisation", "Beteiligter"
+            )
         for role in participant.roles:
             label = child_text(role.designation, CONTENT)
             if label is None:
-                raise structure_error(participant.participation, "role without designation", "Rolle/Rollenbezeichnung/content")
+                raise structure_error(
+                    participant.participation, "role without designation", "Rolle/Rollenbezeichnung/content"
+                )
             code = codes.role_code_from_label(label)
             if code is None:
                 log.warning("unknown 1.x role %r, kept without a role code", label)
@@ -175,13 +184,17 @@ def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles:
     for role in candidates:
         if role.participant.kind == "organisation":
             return first_by_tag(role.participant.element)
-    raise structure_error(fachdaten, "no Rechtsträger: neither Basisdaten_Register/Rechtstraeger nor a participant Rechtsträger")
+    raise structure_error(
+        fachdaten, "no Rechtsträger: neither Basisdaten_Register/Rechtstraeger nor a participant Rechtsträger"
+    )
 
 
 def _company_name(company: dict) -> str:
     name = text_of(company.get(NAME))
     if name is None:
-        raise structure_error(next(iter(company.values())), "company name is missing", "Bezeichnung/Bezeichnung_Aktuell")
+        raise structure_error(
+            next(iter(company.values())), "company name is missing", "Bezeichnung/Bezeichnung_Aktuell"
+        )
     return name
 
 

@@ -36,7 +36,6 @@ from orchestration.xjustiz.values import (
     descend,
     first_by_tag,
     iso_date,
-    optional_int,
     register_type,
     split_register_reference,
     structure_error,
@@ -153,10 +152,18 @@ def parse_v3(root: etree._Element, version: str, retrieved_at: str | None) -> di
         address=_address(company.get(ADDRESS)),
         capital=_capital(additional),
         purpose=text_of(basis.get(T + "gegenstand")) or text_of(basis.get(T + "geschaeftszweck")),
-        statute_date=iso_date(child_text(statute, T + "aktuellesSatzungsdatum"), statute) if statute is not None else None,
+        statute_date=iso_date(child_text(statute, T + "aktuellesSatzungsdatum"), statute)
+        if statute is not None
+        else None,
         representation=representation,
         officers=tuple(
-            officer(role.code, role.label, role.participant, special_representation.get(role.number), liabilities.get(role.number))
+            officer(
+                role.code,
+                role.label,
+                role.participant,
+                special_representation.get(role.number),
+                liabilities.get(role.number),
+            )
             for role in roles
             if role.code not in codes.NON_OFFICER_ROLES
         ),
@@ -190,7 +197,9 @@ def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles:
     for role in candidates:
         if role.participant.kind == "organisation":
             return first_by_tag(role.participant.element)
-    raise structure_error(fachdaten, "no Rechtsträger: neither basisdatenRegister/rechtstraeger nor a participant with role 287")
+    raise structure_error(
+        fachdaten, "no Rechtsträger: neither basisdatenRegister/rechtstraeger nor a participant with role 287"
+    )
 
 
 def _company_name(company: dict) -> str:
@@ -254,7 +263,11 @@ def _legal_form(company: dict, roles: list[_Role]) -> dict:
     if child_text(element, "code") is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
         element = next(
-            (descend(r.participant.element, T + "angabenZurRechtsform", LEGAL_FORM) for r in roles if r.code == codes.COMPANY_ROLE),
+            (
+                descend(r.participant.element, T + "angabenZurRechtsform", LEGAL_FORM)
+                for r in roles
+                if r.code == codes.COMPANY_ROLE
+            ),
             None,
         )
     raw = child_text(element, "code")

@@ -5,22 +5,27 @@ from __future__ import annotations
 import re
 from datetime import date
 from decimal import Decimal, InvalidOperation
+from typing import get_args
 
 from lxml import etree
 
 from orchestration.failures import FailureClass, JobError
+from orchestration.xjustiz.model import RegisterType
 
 XJUSTIZ_NS = "http://www.xjustiz.de"
 REGISTER_REFERENCE = re.compile(r"^\s*(HRA|HRB|GnR|PR|VR)\s*(\d+)\s*(.*?)\s*$", re.IGNORECASE)
-_CANONICAL_REGISTER_TYPE = {t.lower(): t for t in ("HRA", "HRB", "GnR", "PR", "VR")}
+_CANONICAL_REGISTER_TYPE = {t.lower(): t for t in get_args(RegisterType)}
 
 
 def clean(text: str | None) -> str | None:
     """Whitespace collapsed to single spaces (producers wrap lines at will); None when empty."""
     if text is None:
         return None
-    collapsed = " ".join(text.split())
-    return collapsed or None
+    value = text.strip()
+    # Most values need only the strip; the scans are cheaper than always splitting.
+    if "\n" in value or "  " in value or "\t" in value or "\r" in value:
+        value = " ".join(value.split())
+    return value or None
 
 
 def first_by_tag(element: etree._Element) -> dict:
@@ -82,13 +87,6 @@ def structure_error(element: etree._Element, message: str, child: str | None = N
     return JobError(FailureClass.PARSER_ERROR, message, source="xjustiz", code=element_path(element, child))
 
 
-def required_text(parent: etree._Element, path: str, what: str) -> str:
-    value = clean(parent.findtext(path))
-    if value is None:
-        raise structure_error(parent, f"{what} is missing", path)
-    return value
-
-
 def iso_date(text: str | None, where: etree._Element) -> str | None:
     value = clean(text)
     if value is None:
@@ -145,7 +143,7 @@ def coded_value(element: etree._Element | None) -> tuple[str | None, str | None]
 
 
 def split_register_reference(text: str, where: etree._Element) -> tuple[str, str, str | None]:
-    """"HRB 135559 B" -> ("HRB", "135559", "B")."""
+    """ "HRB 135559 B" -> ("HRB", "135559", "B")."""
     match = REGISTER_REFERENCE.match(text)
     if not match:
         raise structure_error(where, f"not a register reference: {text!r}")

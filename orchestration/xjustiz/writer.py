@@ -130,7 +130,9 @@ def _document_v3(record: CompanyRecord, version: str) -> etree._Element:
     instance = _sub(proceeding, T + "instanzdaten")
     _sub(instance, T + "instanznummer", "0")
     _code(_sub(instance, T + "auswahl_instanzbehoerde"), "gericht", court, register.court_name, "3.5", court_uri)
-    structured = _sub(_sub(_sub(instance, T + "aktenzeichen"), T + "auswahl_aktenzeichen"), T + "aktenzeichen.strukturiert")
+    structured = _sub(
+        _sub(_sub(instance, T + "aktenzeichen"), T + "auswahl_aktenzeichen"), T + "aktenzeichen.strukturiert"
+    )
     _code(structured, "register", register.type, None, "3.1", "urn:xoev-de:xjustiz:codeliste:gds.registerzeichen")
     _sub(structured, T + "laufendeNummer", register.number)
     _sub(structured, T + "jahr")
@@ -144,7 +146,9 @@ def _document_v3(record: CompanyRecord, version: str) -> etree._Element:
         court_participant = _participation_v3(proceeding, 2, codes.COURT_ROLE, "Registergericht")
         _sub(_sub(court_participant, T + "bezeichnung"), T + "bezeichnung.aktuell", register.court_name)
     for number, officer in _officer_roles(record):
-        _officer_v3(_participation_v3(proceeding, number, officer.role_code, officer.role, organisation=False), officer, v35)
+        _officer_v3(
+            _participation_v3(proceeding, number, officer.role_code, officer.role, organisation=False), officer, v35
+        )
 
     _sub(root, T + "schriftgutobjekte")
     fachdaten = _sub(root, T + "fachdatenRegister", fachdatenRegisterVersion="3.4" if v35 else "3.2")
@@ -173,7 +177,9 @@ def _participation_v3(
     participation = _sub(proceeding, T + "beteiligung")
     role = _sub(participation, T + "rolle")
     _sub(role, T + "rollennummer", str(number))
-    _code(role, "rollenbezeichnung", role_code, role_label, "3.3", "urn:xoev-de:xjustiz:codeliste:gds.rollenbezeichnung")
+    _code(
+        role, "rollenbezeichnung", role_code, role_label, "3.3", "urn:xoev-de:xjustiz:codeliste:gds.rollenbezeichnung"
+    )
     participant = _sub(participation, T + "beteiligter")
     _sub(participant, T + "beteiligtennummer", str(number))
     choice = _sub(participant, T + "auswahl_beteiligter")
@@ -274,7 +280,11 @@ def _representation_v3(basis: etree._Element, record: CompanyRecord) -> None:
             continue
         rule = _sub(element, T + "besondereVertretungsregelung")
         # An empty free text is how RegisSTAR writes an exemption without a special rule.
-        _sub(_sub(rule, T + "auswahl_vertretungsbefugnis"), T + "vertretungsbefugnisFreitext", officer.representation or "")
+        _sub(
+            _sub(rule, T + "auswahl_vertretungsbefugnis"),
+            T + "vertretungsbefugnisFreitext",
+            officer.representation or "",
+        )
         if officer.exempt_181:
             _code(_sub(rule, T + "auswahl_befreiungVon181BGB"), "befreiungVon181BGB", "011", EXEMPT_181_TEXT, "2.0",
                   "urn:xoev-de:xjustiz:codeliste:reg.besondere-befreiung")  # fmt: skip
@@ -334,7 +344,9 @@ def _legacy_document(record: CompanyRecord) -> etree._Element:
         court = _sub(_legacy_participation(proceeding, 2, "Registergericht"), T + "Organisation")
         _sub(_sub(court, T + "Bezeichnung"), T + "Bezeichnung_Aktuell", register.court_name)
     for number, officer in _officer_roles(record):
-        _legacy_officer(_legacy_participation(proceeding, number, codes.ROLES.get(officer.role_code, officer.role)), officer)
+        _legacy_officer(
+            _legacy_participation(proceeding, number, codes.ROLES.get(officer.role_code, officer.role)), officer
+        )
     if record.source.producer:
         _sub(_sub(proceeding, T + "Herstellerinformation"), T + "Name_des_Produkts", record.source.producer)
 
