@@ -17,7 +17,6 @@ SAMPLE = (
     / "xjustiz"
     / "SI_HRB_66158___2023-08-12T22-51-46.321Z.xml"
 )
-LEGACY_SAMPLE = SAMPLE.with_name("SI.xml")
 
 
 def _failure(data: bytes) -> JobError:
@@ -84,26 +83,6 @@ def test_a_document_over_the_size_limit_is_refused_before_parsing() -> None:
 )
 def test_xml_that_is_not_an_xjustiz_si_document_is_invalid(data: bytes) -> None:
     assert _failure(data).failure_class is FailureClass.INVALID_FILE
-
-
-@pytest.mark.parametrize("version", ["3.8.1", "4.0.0", "2.6.0", "3.1.1", "drei"])
-def test_unknown_3x_versions_are_unsupported(version: str) -> None:
-    data = SAMPLE.read_bytes().replace(b'xjustizVersion="3.3.1"', f'xjustizVersion="{version}"'.encode())
-    error = _failure(data)
-    assert error.failure_class is FailureClass.UNSUPPORTED_VERSION
-    assert version in error.message
-
-
-def test_unknown_legacy_version_is_unsupported() -> None:
-    data = LEGACY_SAMPLE.read_bytes().replace(b'XJustizVersion="1.20.0"', b'XJustizVersion="2.0.0"')
-    assert _failure(data).failure_class is FailureClass.UNSUPPORTED_VERSION
-
-
-@pytest.mark.parametrize("version", ["3.2.1", "3.4.1", "3.6.2", "3.7.0"])
-def test_every_3x_version_from_32_to_37_is_read(version: str) -> None:
-    data = SAMPLE.read_bytes().replace(b'xjustizVersion="3.3.1"', f'xjustizVersion="{version}"'.encode())
-    record = parse_si(data)
-    assert record.source.xjustiz_version == version and record.name == "Apple GmbH"
 
 
 def test_missing_version_is_a_parser_error_with_its_path() -> None:

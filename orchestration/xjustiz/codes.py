@@ -60,8 +60,11 @@ _GDS_LEGAL_FORMS: dict[str, str] = {
     "PartGmbB": "PartG mbB",
     "St": "Stiftung",
     "JPpR": "jP",
-    "gGmbH": "GmbH",
 }
+# The GDS code each canonical form is written with (canonical codes not listed are GDS codes).
+GDS_CODE_BY_LEGAL_FORM: dict[str, str] = {canonical: code for code, canonical in _GDS_LEGAL_FORMS.items()}
+# Read, never written: a gemeinnützige GmbH is a GmbH.
+_GDS_LEGAL_FORMS["gGmbH"] = "GmbH"
 
 # XUnternehmen code list "rechtsformen" (XJustiz 3.5+), by numeric code.
 _XUNTERNEHMEN_LEGAL_FORMS: dict[str, str] = {

@@ -1,4 +1,4 @@
-"""Legacy XJustiz 1.x (``XJustiz_Daten``) into the canonical record.
+"""Legacy XJustiz 1.x (``XJustiz_Daten``) into the data of the canonical record.
 
 1.x spells code values out (``<Rechtsform><content>Gesellschaft mit beschränkter Haftung``,
 ``<Rollenbezeichnung><content>Prokurist(in)``); ``codes`` maps those labels onto the codes 3.x

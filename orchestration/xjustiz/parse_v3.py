@@ -1,4 +1,4 @@
-"""XJustiz 3.x (``nachricht.reg.0400003``, 3.2.1 to 3.7) into the canonical record.
+"""XJustiz 3.x (``nachricht.reg.0400003``, 3.2.1 to 3.7) into the data of the canonical record.
 
 One reader for the whole 3.x family: element names are stable across these versions and where
 they moved (the capital: ``zusatzGmbH/stammkapital`` up to 3.5, ``kapital/hoehe`` from 3.6;
@@ -6,7 +6,8 @@ currencies under ``auswahl_waehrung`` from 3.5) both places are read. Both produ
 RegisSTAR files name the company in ``basisdatenRegister/rechtstraeger``; AUREG files do not, so
 the participant the register data points at (role 287, Rechtsträger) stands in.
 
-Participants are read in one pass over the procedure data (``participants``).
+Participants and the extract are read in one pass each (``participants``, ``extract``); the
+result is plain data that ``parser`` validates into a CompanyRecord in one call.
 """
 
 from __future__ import annotations

@@ -42,11 +42,6 @@ EXEMPT_181_TEXT = (
 NO_EXEMPTION_TEXT = "(keine Angabe)"
 CAPITAL_STOCK_FORMS = frozenset({"AG", "SE", "KGaA", "GmbH & Co. KGaA"})
 
-# Canonical legal form -> the GDS.Rechtsform code 3.3.1 writes (canonical codes are GDS codes too).
-_GDS_CODE_BY_LEGAL_FORM = {"e.K.": "eK", "GmbH & Co. KG": "GmbH+Co KG", "AG & Co. KG": "AG+Co KG",
-                           "Stiftung & Co. KG": "St+Co KG", "GmbH & Co. OHG": "GmbH+Co OHG",
-                           "AG & Co. OHG": "AG+Co OHG", "UG": "UG (haftungsbeschränkt)", "SE": "S.E.",
-                           "PartG mbB": "PartGmbB", "Stiftung": "St"}  # fmt: skip
 _BFJ_CODE_BY_COUNTRY = {iso: bfj for bfj, iso in codes.BFJ_COUNTRIES.items()}
 
 
@@ -194,7 +189,7 @@ def _organisation_v3(organisation: etree._Element, record: CompanyRecord, v35: b
         code = codes.XUNTERNEHMEN_CODE_BY_LEGAL_FORM.get(form.code, form.code)
         version, uri = "2.2", "urn:xoev-de:xunternehmen:codeliste:rechtsformen"
     else:
-        code = _GDS_CODE_BY_LEGAL_FORM.get(form.code, form.code)
+        code = codes.GDS_CODE_BY_LEGAL_FORM.get(form.code, form.code)
         version, uri = "3.4", "urn:xoev-de:xjustiz:codeliste:gds.rechtsform"
     _code(_sub(organisation, T + "angabenZurRechtsform"), "rechtsform", code, form.label, version, uri)
     if record.seat:
