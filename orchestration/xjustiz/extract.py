@@ -43,31 +43,25 @@ def read_extract(
     if auszug is None:
         return extract
     numbers = {names.column: "column", names.position: "position", names.number: "number"}
-    wanted = (
-        names.entry,
-        *numbers,
-        names.kind,
-        names.text,
-        names.retrieval_date,
-        names.retrieval_time,
-        names.last_entry,
-    )
+    # Local names: the comparisons below run for every element visited.
+    entry_tag, text_tag, kind_tag = names.entry, names.text, names.kind
+    date_tag, time_tag = names.retrieval_date, names.retrieval_time
     entry: dict = {}
     day = time = None
-    for element in auszug.iter(*wanted):
+    for element in auszug.iter(entry_tag, *numbers, kind_tag, text_tag, date_tag, time_tag, names.last_entry):
         tag = element.tag
-        if tag == names.entry:
+        if tag == entry_tag:
             entry = {"column": None, "position": None, "number": None, "kind": None, "text": ""}
             extract.entries.append(entry)
         elif tag in numbers:
             entry[numbers[tag]] = optional_int(element.text, element)
-        elif tag == names.text:
+        elif tag == text_tag:
             entry["text"] = clean(element.text) or ""
-        elif tag == names.kind:
+        elif tag == kind_tag:
             entry["kind"] = entry_kind(element)
-        elif tag == names.retrieval_date:
+        elif tag == date_tag:
             day = iso_date(element.text, element)
-        elif tag == names.retrieval_time:
+        elif tag == time_tag:
             time = clean(element.text)
         else:
             extract.last_entry_date = iso_date(element.text, element)

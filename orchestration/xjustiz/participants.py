@@ -56,38 +56,41 @@ class Participant:
 def read_participants(proceeding: etree._Element, names: ParticipantNames) -> list[Participant]:
     participants: list[Participant] = []
     current: Participant | None = None
-    # Most frequent first: the branches below run once per element visited.
-    wanted = (
-        names.participation, names.role_number, names.role_designation, names.person, names.organisation,
+    # Local names: the comparisons below run for every element visited.
+    participation, role_number, role_designation = names.participation, names.role_number, names.role_designation
+    first_name, last_name, birth_date, name, city = (
         names.first_name, names.last_name, names.birth_date, names.name, names.city,
     )  # fmt: skip
-    for element in proceeding.iter(*wanted):
+    for element in proceeding.iter(
+        participation, role_number, role_designation, names.person, names.organisation,
+        first_name, last_name, birth_date, name, city,
+    ):  # fmt: skip
         tag = element.tag
-        if tag == names.participation:
+        if tag == participation:
             current = Participant(participation=element)
             participants.append(current)
         elif current is None:
             continue
-        elif tag == names.city:
+        elif tag == city:
             # A city counts below the seat or the address, not e.g. below a place of birth.
             container = element.getparent().tag
             if container == names.address:
                 current.address_city = current.address_city or clean(element.text)
             elif container == names.seat:
                 current.seat_city = current.seat_city or clean(element.text)
-        elif tag == names.role_number:
+        elif tag == role_number:
             current.roles.append(ParticipantRole(number=clean(element.text) or ""))
-        elif tag == names.role_designation:
+        elif tag == role_designation:
             if not current.roles or current.roles[-1].designation is not None:
                 current.roles.append(ParticipantRole(number=""))
             current.roles[-1].designation = element
-        elif tag == names.first_name:
+        elif tag == first_name:
             current.first_name = current.first_name or clean(element.text)
-        elif tag == names.last_name:
+        elif tag == last_name:
             current.last_name = current.last_name or clean(element.text)
-        elif tag == names.birth_date:
+        elif tag == birth_date:
             current.birth_date = current.birth_date if current.birth_date is not None else element
-        elif tag == names.name:
+        elif tag == name:
             current.name = current.name or clean(element.text)
         elif current.kind is None:
             # Person or organisation: only the participant itself, not people named inside it.
