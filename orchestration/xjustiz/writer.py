@@ -16,7 +16,7 @@ generation back into an equal record, provided the record fits the format:
 - 1.x names roles in words: only roles of ``codes.ROLES`` survive the trip.
 
 Records that do not fit raise ValueError rather than producing a document that reads back
-differently.
+differently. The record read back names the version written in ``source``.
 """
 
 from __future__ import annotations
@@ -334,7 +334,7 @@ def _legacy_document(record: CompanyRecord) -> etree._Element:
     _sub(instance, T + "Aktenzeichen", reference)
     _content(_sub(instance, T + "Verfahrensgegenstand"), "Gegenstand", "Strukturierter Registerinhalt")
 
-    _legacy_organisation(_legacy_participation(proceeding, 1, "Rechtsträger"), record)
+    _legacy_company(_sub(_legacy_participation(proceeding, 1, "Rechtsträger"), T + "Organisation"), record)
     if register.court_name:
         court = _sub(_legacy_participation(proceeding, 2, "Registergericht"), T + "Organisation")
         _sub(_sub(court, T + "Bezeichnung"), T + "Bezeichnung_Aktuell", register.court_name)
@@ -353,7 +353,7 @@ def _legacy_document(record: CompanyRecord) -> etree._Element:
     basis = _sub(fachdaten, T + "Basisdaten_Register")
     if record.statute_date:
         _sub(basis, T + "Aktuelles_Satzungsdatum", record.statute_date)
-    _legacy_organisation(_sub(basis, T + "Rechtstraeger"), record)
+    _legacy_company(_sub(basis, T + "Rechtstraeger"), record)
     _legacy_representation(basis, record)
     if record.purpose:
         _sub(basis, T + "Gegenstand_oder_Geschaeftszweck", record.purpose)
@@ -372,8 +372,7 @@ def _legacy_participation(proceeding: etree._Element, number: int, role_label: s
     return participant
 
 
-def _legacy_organisation(parent: etree._Element, record: CompanyRecord) -> None:
-    organisation = parent if parent.tag == T + "Rechtstraeger" else _sub(parent, T + "Organisation")
+def _legacy_company(organisation: etree._Element, record: CompanyRecord) -> None:
     _sub(_sub(organisation, T + "Bezeichnung"), T + "Bezeichnung_Aktuell", record.name)
     _content(organisation, "Rechtsform", codes.LEGAL_FORMS.get(record.legal_form.code, record.legal_form.label),
              "WL_Rechtsform_Register")  # fmt: skip
