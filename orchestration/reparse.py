@@ -10,12 +10,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 
+# The entities a scope names that have a stored SI document to re-parse.
+_IN_SCOPE = """
+    e.current_si_document_id IS NOT NULL
+    AND (CAST(:entity_id AS uuid) IS NULL OR e.id = CAST(:entity_id AS uuid))
+    AND (CAST(:search_id AS uuid) IS NULL OR e.discovered_by_search_id = CAST(:search_id AS uuid))
+    AND (CAST(:since AS timestamptz) IS NULL OR e.updated_at >= CAST(:since AS timestamptz))
+"""
+
 # One statement for any scope. "stale" picks entities whose current document no job of this
 # parser version has taken yet (in any state): what a parser change leaves to do.
-ENQUEUE_REPARSE = sa.text("""
+ENQUEUE_REPARSE = sa.text(f"""
     INSERT INTO processing.processing_jobs
         (type, status, entity_id, raw_document_id, parser_version, trigger, requested_by, reason, previous_job_id)
     SELECT 'xml_parsing', 'queued', e.id, e.current_si_document_id, :parser_version, :trigger,
@@ -25,15 +34,24 @@ ENQUEUE_REPARSE = sa.text("""
             SELECT j.id FROM processing.processing_jobs j
              WHERE j.entity_id = e.id AND j.type = 'xml_parsing'
              ORDER BY j.created_at DESC LIMIT 1) previous ON true
-     WHERE e.current_si_document_id IS NOT NULL
-       AND (:entity_id IS NULL OR e.id = CAST(:entity_id AS uuid))
-       AND (:search_id IS NULL OR e.discovered_by_search_id = CAST(:search_id AS uuid))
-       AND (CAST(:since AS timestamptz) IS NULL OR e.updated_at >= CAST(:since AS timestamptz))
+     WHERE {_IN_SCOPE}
        AND (NOT :stale_only OR NOT EXISTS (
                 SELECT 1 FROM processing.processing_jobs done
                  WHERE done.raw_document_id = e.current_si_document_id
                    AND done.parser_version = :parser_version AND done.type = 'xml_parsing'))
     ON CONFLICT (work_key) WHERE status IN ('queued', 'running') DO NOTHING
+""")
+
+# The work key is the one the unique index on active work compares: these are the entities
+# whose re-parse an enqueue would skip as already queued or running.
+COUNT_ACTIVE = sa.text(f"""
+    SELECT count(*)
+      FROM content.entities e
+     WHERE {_IN_SCOPE}
+       AND EXISTS (
+            SELECT 1 FROM processing.processing_jobs j
+             WHERE j.work_key = 'xml_parsing:' || e.current_si_document_id::text || ':' || :parser_version
+               AND j.status IN ('queued', 'running'))
 """)
 
 
@@ -45,6 +63,14 @@ class ReparseScope:
     search_id: str | None = None
     since: datetime | None = None
     stale_only: bool = False
+
+    def parameters(self) -> dict[str, Any]:
+        return {
+            "entity_id": self.entity_id,
+            "search_id": self.search_id,
+            "since": self.since,
+            "stale_only": self.stale_only,
+        }
 
 
 def enqueue_reparse(
@@ -64,13 +90,15 @@ def enqueue_reparse(
     return conn.execute(
         ENQUEUE_REPARSE,
         {
+            **scope.parameters(),
             "parser_version": parser_version,
             "trigger": trigger,
             "requested_by": requested_by,
             "reason": reason,
-            "entity_id": scope.entity_id,
-            "search_id": scope.search_id,
-            "since": scope.since,
-            "stale_only": scope.stale_only,
         },
     ).rowcount
+
+
+def count_active_reparses(conn: sa.Connection, scope: ReparseScope, *, parser_version: str) -> int:
+    """Entities in ``scope`` (stale or not) whose document has a queued or running job of ``parser_version``."""
+    return conn.execute(COUNT_ACTIVE, {**scope.parameters(), "parser_version": parser_version}).scalar_one()

@@ -19,6 +19,7 @@ COMMANDS = {
     "xjustiz": "orchestration.cli.xjustiz:xjustiz",
     "shareholders": "orchestration.cli.shareholders:shareholders",
     "rules": "orchestration.cli.rules:rules",
+    "reparse": "orchestration.cli.reparse:reparse",
 }
 
 
