@@ -156,13 +156,13 @@ def parse_v1(root: etree._Element, version: str, retrieved_at: str | None) -> di
 
 def _roles(proceeding: etree._Element) -> list[_Role]:
     roles = []
-    for participant in read_participants(proceeding, PARTICIPANT_NAMES):
+    for participant in read_participants(proceeding, PARTICIPANT_NAMES, _role_name):
         if participant.kind is None:
             raise structure_error(
                 participant.participation, "participant is neither a person nor an organisation", "Beteiligter"
             )
         for role in participant.roles:
-            label = child_text(role.designation, CONTENT)
+            label = role.label
             if label is None:
                 raise structure_error(
                     participant.participation, "role without designation", "Rolle/Rollenbezeichnung/content"
@@ -174,6 +174,11 @@ def _roles(proceeding: etree._Element) -> list[_Role]:
     return roles
 
 
+def _role_name(designation: etree._Element) -> tuple[str | None, str | None]:
+    """1.x names the role in words: no code, the name as label."""
+    return None, child_text(designation, CONTENT)
+
+
 def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles: list[_Role]) -> dict:
     """The fields of the Rechtsträger: its own block, or the participant standing in for it."""
     rechtstraeger = basis.get(T + "Rechtstraeger")
@@ -183,7 +188,7 @@ def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles:
     candidates = [r for r in roles if r.number == concerned] + [r for r in roles if r.code == codes.COMPANY_ROLE]
     for role in candidates:
         if role.participant.kind == "organisation":
-            return first_by_tag(role.participant.element)
+            return first_by_tag(role.participant.organisation)
     raise structure_error(
         fachdaten, "no Rechtsträger: neither Basisdaten_Register/Rechtstraeger nor a participant Rechtsträger"
     )
@@ -219,8 +224,8 @@ def _legal_form(company: dict, roles: list[_Role]) -> dict:
     label = child_text(company.get(LEGAL_FORM), CONTENT)
     if label is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
-        company_roles = (r for r in roles if r.code == codes.COMPANY_ROLE and r.participant.element is not None)
-        label = next((child_text(descend(r.participant.element, LEGAL_FORM), CONTENT) for r in company_roles), None)
+        company_roles = (r for r in roles if r.code == codes.COMPANY_ROLE and r.participant.organisation is not None)
+        label = next((child_text(descend(r.participant.organisation, LEGAL_FORM), CONTENT) for r in company_roles), None)
     if label is None:
         raise structure_error(next(iter(company.values())), "legal form is missing", "Rechtsform/content")
     canonical = codes.legal_form_from_label(label)

@@ -175,15 +175,15 @@ def parse_v3(root: etree._Element, version: str, retrieved_at: str | None) -> di
 
 def _roles(proceeding: etree._Element) -> list[_Role]:
     roles = []
-    for participant in read_participants(proceeding, PARTICIPANT_NAMES):
+    for participant in read_participants(proceeding, PARTICIPANT_NAMES, coded_value):
         if participant.kind is None:
             raise structure_error(participant.participation, "participant is neither a person nor an organisation",
                                   "beteiligter/auswahl_beteiligter")  # fmt: skip
         for role in participant.roles:
-            code, label = coded_value(role.designation)
+            code = role.code
             if code is None:
                 raise structure_error(participant.participation, "role without code", "rolle/rollenbezeichnung/code")
-            label = label or codes.ROLES.get(code) or code
+            label = role.label or codes.ROLES.get(code) or code
             roles.append(_Role(role.number, code, label, participant))
     return roles
 
@@ -197,7 +197,7 @@ def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles:
     candidates = [r for r in roles if r.number == concerned] + [r for r in roles if r.code == codes.COMPANY_ROLE]
     for role in candidates:
         if role.participant.kind == "organisation":
-            return first_by_tag(role.participant.element)
+            return first_by_tag(role.participant.organisation)
     raise structure_error(
         fachdaten, "no Rechtsträger: neither basisdatenRegister/rechtstraeger nor a participant with role 287"
     )
@@ -265,7 +265,7 @@ def _legal_form(company: dict, roles: list[_Role]) -> dict:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
         element = next(
             (
-                descend(r.participant.element, T + "angabenZurRechtsform", LEGAL_FORM)
+                descend(r.participant.organisation, T + "angabenZurRechtsform", LEGAL_FORM)
                 for r in roles
                 if r.code == codes.COMPANY_ROLE
             ),

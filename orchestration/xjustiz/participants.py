@@ -3,11 +3,12 @@
 A register extract can list hundreds of participants (one file has 363 Prokuristen). Looking
 fields up per participant creates a Python object for every node touched and costs several
 times the XML parse; one ``iter()`` over the procedure data, filtered in C to the few element
-names needed, visits only those and keeps extraction within the cost of the parse.
+names needed, visits only those and keeps extraction close to the cost of the parse.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -36,24 +37,34 @@ class ParticipantNames:
 @dataclass(slots=True)
 class ParticipantRole:
     number: str
-    designation: etree._Element | None = None
+    code: str | None = None  # as the document gives it: a code (3.x) or None (1.x names roles in words)
+    label: str | None = None  # the comment next to the code (3.x) or the role's name (1.x)
+    designated: bool = False
 
 
 @dataclass(slots=True)
 class Participant:
     participation: etree._Element
     roles: list[ParticipantRole] = field(default_factory=list)
-    element: etree._Element | None = None  # the person or organisation
+    organisation: etree._Element | None = None  # kept for a Rechtsträger read from its participant
     kind: str | None = None  # "person" | "organisation"
     first_name: str | None = None
     last_name: str | None = None
-    birth_date: etree._Element | None = None
+    birth_date: str | None = None
     name: str | None = None
     seat_city: str | None = None
     address_city: str | None = None
 
 
-def read_participants(proceeding: etree._Element, names: ParticipantNames) -> list[Participant]:
+def read_participants(
+    proceeding: etree._Element,
+    names: ParticipantNames,
+    designation: Callable[[etree._Element], tuple[str | None, str | None]],
+) -> list[Participant]:
+    """The participants in document order; ``designation`` reads a role's (code, label).
+
+    Values are taken out as they pass, so no element is held beyond its visit but the
+    participation (for error paths) and organisations (which may stand in for the company)."""
     participants: list[Participant] = []
     current: Participant | None = None
     # Local names: the comparisons below run for every element visited.
@@ -81,21 +92,25 @@ def read_participants(proceeding: etree._Element, names: ParticipantNames) -> li
         elif tag == role_number:
             current.roles.append(ParticipantRole(number=clean(element.text) or ""))
         elif tag == role_designation:
-            if not current.roles or current.roles[-1].designation is not None:
+            if not current.roles or current.roles[-1].designated:
                 current.roles.append(ParticipantRole(number=""))
-            current.roles[-1].designation = element
+            role = current.roles[-1]
+            role.code, role.label = designation(element)
+            role.designated = True
         elif tag == first_name:
             current.first_name = current.first_name or clean(element.text)
         elif tag == last_name:
             current.last_name = current.last_name or clean(element.text)
         elif tag == birth_date:
-            current.birth_date = current.birth_date if current.birth_date is not None else element
+            current.birth_date = current.birth_date or iso_date(element.text, element)
         elif tag == name:
             current.name = current.name or clean(element.text)
         elif current.kind is None:
             # Person or organisation: only the participant itself, not people named inside it.
-            current.kind = "person" if tag == names.person else "organisation"
-            current.element = element
+            if tag == names.person:
+                current.kind = "person"
+            else:
+                current.kind, current.organisation = "organisation", element
     return participants
 
 
@@ -125,18 +140,17 @@ def officer(
         exempt_181=representation.exempt_181 if representation else None,
         liability_amount=liability,
     )
-    where = participant.element if participant.element is not None else participant.participation
+    where = participant.participation
     if participant.kind == "person":
         name = " ".join(n for n in (participant.first_name, participant.last_name) if n)
         if not name:
             raise structure_error(where, "person without name")
-        birth = participant.birth_date
         return dict(
             kind="person",
             name=name,
             first_name=participant.first_name,
             last_name=participant.last_name,
-            birth_date=iso_date(birth.text, birth) if birth is not None else None,
+            birth_date=participant.birth_date,
             city=participant.address_city,
             **common,
         )
