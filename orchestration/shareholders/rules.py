@@ -116,6 +116,7 @@ def _clean(line: str) -> str:
     line = line.replace("|", " ").replace("\u2013", "-").replace("\u2014", "-").replace("\u00a0", " ")
     # Specks on a scan come out as lone dots, commas and quotes between the columns.
     line = re.sub(r"(?<!\S)[.,:;'\"_\u201a\u201c\u201d\u201e\u2018\u2019]+(?!\S)", " ", line)
+    line = re.sub(r"(?<=\d)[.,:;'](?!\S)", "", line)  # and as a dot stuck to the end of a number
     return re.sub(r"\s+", " ", line).strip(" _")
 
 
@@ -143,6 +144,8 @@ class _Table:
             self.done = True
             return
         row = _parse_row(line)
+        if row is None and self.drafts and not self.in_header:
+            row = self._row_with_lost_number(line)
         if row is None:
             if not self.in_header and self.drafts:
                 self.drafts[-1].lines.append(line)
@@ -157,6 +160,17 @@ class _Table:
         if description:
             draft.lines.append(description)
         draft.rows.append(share_row)
+
+    def _row_with_lost_number(self, line: str) -> tuple[_Row, str] | None:
+        """A line with amounts and percentages is a share row even when OCR lost or garbled its
+        running number ("Z" for 7, "-" for 4): it then continues the plain numbering."""
+        last = self.drafts[-1].rows[-1].share
+        previous = last.last_number or last.number
+        if not previous.isdigit():
+            return None  # after section numbers (3.1, 3.2) the next number cannot be inferred
+        rest = re.sub(r"^[^\d\s]{1,2}\s+", "", line)
+        row = _parse_row(f"{int(previous) + 1} {rest}")
+        return row if row is not None and row[0].share_percentage else None
 
     def _note_currency(self, line: str) -> None:
         if self.currency is None and (match := CURRENCY.search(line)):
