@@ -24,7 +24,7 @@ _PERCENT = r"<\s*1\s*%|\d{1,3}(?:[.,]\d{1,4})?\s*%"
 _CURRENCY = r"(?:EUR|€|DM|USD|CHF|GBP)"
 
 ROW = re.compile(
-    rf"^(?P<first>{_NUMBER})(?:\s*(?:bis|to|-)\s*(?P<last>{_NUMBER}))?\s+(?P<rest>.*)$", re.IGNORECASE
+    rf"^(?P<first>{_NUMBER})(?:\s*(?:bis|to|-)\.?\s*(?P<last>{_NUMBER}))?\s+(?P<rest>.*)$", re.IGNORECASE
 )
 TAIL = re.compile(
     rf"(?:^|\s)(?P<each>(?:je|each|à)\s+)?(?P<amount1>{_AMOUNT})(?:\s*{_CURRENCY})?"
@@ -116,7 +116,7 @@ def _clean(line: str) -> str:
     line = line.replace("|", " ").replace("\u2013", "-").replace("\u2014", "-").replace("\u00a0", " ")
     # Specks on a scan come out as lone dots, commas and quotes between the columns.
     line = re.sub(r"(?<!\S)[.,:;'\"_\u201a\u201c\u201d\u201e\u2018\u2019]+(?!\S)", " ", line)
-    line = re.sub(r"(?<=\d)[.,:;'](?!\S)", "", line)  # and as a dot stuck to the end of a number
+    line = re.sub(r"(?<=\d)[.,:;'](?=\s*%|\s|$)", "", line)  # or stuck to the end of a number
     return re.sub(r"\s+", " ", line).strip(" _")
 
 
