@@ -45,7 +45,8 @@ def _tiff_claiming(width: int, height: int) -> bytes:
     ]
     ifd = struct.pack("<H", len(entries))
     for tag, kind, count, value in entries:
-        ifd += struct.pack("<HHI", tag, kind, count) + (struct.pack("<HH", value, 0) if kind == 3 else struct.pack("<I", value))
+        packed = struct.pack("<HH", value, 0) if kind == 3 else struct.pack("<I", value)
+        ifd += struct.pack("<HHI", tag, kind, count) + packed
     return b"II*\x00" + struct.pack("<I", 8) + ifd + struct.pack("<I", 0) + b"\x00" * 16
 
 

@@ -34,8 +34,9 @@ def _assert_read_as_generated(result, generated) -> None:
     assert len(result.shareholders) == len(generated.expected.shareholders)
     for got, truth in zip(result.shareholders, generated.expected.shareholders):
         assert got.model_dump(include=EXACT_FIELDS) == truth.model_dump(include=EXACT_FIELDS)
+        read = " ".join(filter(None, (got.name, got.residence, got.seat, got.register_court)))
         for part in (truth.first_name, truth.last_name, truth.residence, truth.seat, truth.register_court):
-            assert part is None or part in " ".join(filter(None, (got.name, got.residence, got.seat, got.register_court)))
+            assert part is None or part in read
         if got.percentage != truth.percentage:
             assert not result.validation.valid  # a misread percentage is flagged, not passed off
     assert result.total_nominal == CAPITAL

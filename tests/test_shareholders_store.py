@@ -65,13 +65,16 @@ def test_a_list_is_stored_once_per_revision(engine):
             "SELECT id, method, valid, capital, total_nominal, validation -> 'valid' AS checked "
             "FROM content.shareholder_lists ORDER BY id")).all()
         names = conn.execute(sa.text(
-            "SELECT list_id, position, name, percentage, shares FROM content.shareholders ORDER BY list_id, position")).all()
+            "SELECT list_id, position, name, percentage, shares FROM content.shareholders ORDER BY list_id, position"
+        )).all()
 
     assert first_id is not None and unchanged is None and changed_id > first_id
     assert [(row.id, row.method, row.valid, row.capital, row.checked) for row in lists] == [
         (first_id, "rules", True, CAPITAL, True), (changed_id, "rules", True, CAPITAL, True)]
     assert [(row.list_id, row.position, row.name) for row in names] == [
-        (first_id, 1, "Anna Berger"), (first_id, 2, "Carl Dorn"), (changed_id, 1, "Anna Berger"), (changed_id, 2, "Eva Fink")]
+        (first_id, 1, "Anna Berger"), (first_id, 2, "Carl Dorn"),
+        (changed_id, 1, "Anna Berger"), (changed_id, 2, "Eva Fink"),
+    ]
     assert names[0].percentage == Decimal("60.0")
     assert names[0].shares == [{"number": "1", "last_number": None, "nominal": "15000"}]
 
@@ -130,7 +133,9 @@ def test_ownership_frame_holds_the_latest_lists_by_default(engine):
         history = load_shareholders(conn, latest_only=False)
         only_child = load_shareholders(conn, entity_ids=[child])
 
-    edges = {(row.linked_entity_id, row.entity_id, row.percentage) for row in latest.itertuples() if row.linked_entity_id}
+    edges = {
+        (row.linked_entity_id, row.entity_id, row.percentage) for row in latest.itertuples() if row.linked_entity_id
+    }
     assert edges == {(parent, child, 100.0), (child, grandchild, 80.0)}
     assert len(history) == len(latest) + 1
     assert list(only_child["name"]) == ["Top Holding GmbH"]

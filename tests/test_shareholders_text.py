@@ -79,7 +79,9 @@ def test_ranges_of_one_euro_shares():
 
 
 def test_shares_numbered_in_sections():
-    seed, generated = _first("per_share", lambda truth: any("." in s.number for h in truth.shareholders for s in h.shares))
+    seed, generated = _first(
+        "per_share", lambda truth: any("." in share.number for holder in truth.shareholders for share in holder.shares)
+    )
 
     result = parse_shareholder_list(generated.content, method="rules")
 
@@ -123,7 +125,9 @@ def test_english_headings_and_number_format():
 
     assert result.currency == "EUR"
     assert result.total_nominal == CAPITAL
-    assert [holder.name for holder in result.shareholders] == [holder.name for holder in generated.expected.shareholders]
+    assert [holder.name for holder in result.shareholders] == [
+        holder.name for holder in generated.expected.shareholders
+    ]
 
 
 def test_pdf_without_a_shareholder_table_is_a_parser_error():

@@ -102,7 +102,9 @@ def test_capital_unknown_skips_only_that_check():
     ids=["duplicate", "missing", "letters"],
 )
 def test_shares_must_be_numbered(numbers):
-    holders = _list(_holder("A x", "100", "50.0", numbers=numbers[0]), _holder("B y", "100", "50.0", numbers=numbers[1]))
+    holders = _list(
+        _holder("A x", "100", "50.0", numbers=numbers[0]), _holder("B y", "100", "50.0", numbers=numbers[1])
+    )
 
     assert _statuses(holders)["shares_numbered"] == "failed"
 
@@ -127,7 +129,9 @@ def test_share_amounts_that_miss_the_shareholders_total():
 
 
 def test_cli_reports_a_capital_mismatch_with_the_list(tmp_path):
-    generated = generate_list(3, company_name="Muster GmbH", capital=Decimal("25000"), layout="corporate", form="text_pdf")
+    generated = generate_list(
+        3, company_name="Muster GmbH", capital=Decimal("25000"), layout="corporate", form="text_pdf"
+    )
     path = tmp_path / "liste.pdf"
     path.write_bytes(generated.content)
 

@@ -39,9 +39,11 @@ def parse_command(file: Path, capital: Decimal | None, method: str) -> None:
     try:
         content = file.read_bytes()
     except OSError as error:
-        raise click.ClickException(f"{FailureClass.INVALID_FILE.value}: cannot read {file}: {error.strerror}")
+        raise click.ClickException(
+            f"{FailureClass.INVALID_FILE.value}: cannot read {file}: {error.strerror}"
+        ) from None
     try:
         result = parse_shareholder_list(content, capital=capital, method=method)
     except JobError as error:
-        raise click.ClickException(str(error).replace("\n", " "))
+        raise click.ClickException(str(error).replace("\n", " ")) from None
     click.echo(result.model_dump_json(indent=2))

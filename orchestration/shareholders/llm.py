@@ -89,7 +89,9 @@ def extract_with_llm(pages: list[str], settings: Settings) -> ExtractedList:
             },
         )
     except openai.APITimeoutError as error:
-        raise JobError(FailureClass.TIMEOUT, f"LLM endpoint timed out: {error}", source="shareholders", code="llm") from error
+        raise JobError(
+            FailureClass.TIMEOUT, f"LLM endpoint timed out: {error}", source="shareholders", code="llm"
+        ) from error
     except openai.APIConnectionError as error:
         raise _unavailable(f"LLM endpoint unreachable: {error}") from error
     except openai.APIStatusError as error:

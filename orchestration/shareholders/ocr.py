@@ -68,7 +68,9 @@ def ocr_page(image: Image.Image, *, max_pixels: int) -> OcrPage:
     try:
         text = _tesseract(pytesseract.image_to_string, image, lang=LANGUAGE, config=TEXT_CONFIG)
     except pytesseract.TesseractError as error:
-        raise JobError(FailureClass.INVALID_FILE, f"Tesseract cannot read a page: {error}", source="shareholders") from error
+        raise JobError(
+            FailureClass.INVALID_FILE, f"Tesseract cannot read a page: {error}", source="shareholders"
+        ) from error
     return OcrPage(text=text, rotation=rotation)
 
 

@@ -34,7 +34,9 @@ TAIL = re.compile(
     re.IGNORECASE,
 )
 HEADER = re.compile(r"Nennbetrag|Nennwert|Nominal\s+(?:amount|value)", re.IGNORECASE)
-SUM = re.compile(rf"^(?:Summe|Gesamtsumme|Gesamt|Total|Stammkapital|Share capital)\b\D*(?P<amount>{_AMOUNT})", re.IGNORECASE)
+SUM = re.compile(
+    rf"^(?:Summe|Gesamtsumme|Gesamt|Total|Stammkapital|Share capital)\b\D*(?P<amount>{_AMOUNT})", re.IGNORECASE
+)
 PAGE_FOOTER = re.compile(r"^(?:Seite|Page)\s*\d+|^\d+\s*/\s*\d+$", re.IGNORECASE)
 CURRENCY = re.compile(rf"(?<![A-Za-z]){_CURRENCY}(?![A-Za-z])")
 
@@ -42,8 +44,13 @@ BIRTH = re.compile(
     r"(?:geb\.?|geboren(?:\s+am)?|born(?:\s+on)?)?\s*(?P<day>\d{1,2})\.\s?(?P<month>\d{1,2})\.\s?(?P<year>\d{4})",
     re.IGNORECASE,
 )
-RESIDENCE = re.compile(r"(?:wohnhaft(?:\s+in)?|resident\s+in|residing\s+in|Wohnort\s*:?)\s*(?P<place>[^,]+)", re.IGNORECASE)
-SEAT = re.compile(r"(?:mit\s+)?\b(?:Sitz|seat|registered\s+office)\b\s*(?:[:;!.]|\s+in\b)?\s*(?P<place>[^,]+)", re.IGNORECASE)
+RESIDENCE = re.compile(
+    r"(?:wohnhaft(?:\s+in)?|resident\s+in|residing\s+in|Wohnort\s*:?)\s*(?P<place>[^,]+)", re.IGNORECASE
+)
+# OCR reads the colon of "Sitz:" as "!" or ";" now and then.
+SEAT = re.compile(
+    r"(?:mit\s+)?\b(?:Sitz|seat|registered\s+office)\b\s*(?:[:;!.]|\s+in\b)?\s*(?P<place>[^,]+)", re.IGNORECASE
+)
 COURT = re.compile(
     r"(?:Amtsgericht|Registergericht|Local\s+Court(?:\s+of)?|register\s+court)\s*:?\s*"
     r"(?P<court>[^,]+?)(?=\s*(?:,|\b(?:HRA|HRB|GnR|PR|VR)\b|$))",

@@ -145,12 +145,12 @@ NOTARY_CERTIFICATE = (
 @dataclass(frozen=True)
 class GeneratedList:
     content: bytes
-    media_type: str
+    media_type: str  # application/pdf or image/tiff
     filename: str
-    expected: ShareholderList
+    expected: ShareholderList  # the truth: what a correct parse with the capital yields
     layout: str
     form: str
-    rotation: int = 0
+    rotation: int = 0  # degrees a scan's pages are turned counter-clockwise; what OCR must undo
     pages: int = 1
 
 
@@ -187,7 +187,6 @@ class _Document:
     place: str
     issued: date
     notary: str
-    rotation: int = 0
     columns: dict[str, tuple[float, str]] = field(default_factory=dict)
 
 
@@ -245,7 +244,9 @@ def _draw_document(
     register: str | None,
 ) -> _Document:
     wording = ENGLISH if layout == "english" else GERMAN
-    holder_count = {"per_share": (2, 4), "ranges": (2, 3), "corporate": (2, 4), "english": (2, 4), "multipage": (16, 22)}
+    holder_count = {
+        "per_share": (2, 4), "ranges": (2, 3), "corporate": (2, 4), "english": (2, 4), "multipage": (16, 22),
+    }
     organisation_share = {"per_share": 0.1, "ranges": 0.1, "corporate": 0.5, "english": 0.3, "multipage": 0.3}
     small_holder = {"per_share": 0.5, "ranges": 0.3, "corporate": 0.3, "english": 0.3, "multipage": 1.0}
     is_landscape = layout == "corporate" or (layout != "multipage" and rng.random() < 0.3)
@@ -441,7 +442,9 @@ def _typeset(document: _Document) -> bytes:
     page_width, page_height = page_size
     usable = page_width - 2 * MARGIN
     document.columns = _columns(document, usable)
-    holder_width = min(x for x, _ in document.columns.values() if x > document.columns["holder"][0]) - document.columns["holder"][0] - 60
+    holder_x = document.columns["holder"][0]
+    # Up to the next column's right-aligned amounts, which take about 60 pt.
+    holder_width = min(x for x, _ in document.columns.values() if x > holder_x) - holder_x - 60
     buffer = io.BytesIO()
     # invariant=1 leaves out dates and random ids, so the same seed gives the same bytes.
     canvas = Canvas(buffer, pagesize=page_size, invariant=1)
@@ -536,7 +539,8 @@ def _block(canvas: Canvas, document: _Document, block: _Block, y: float, holder_
         share = row.share
         number = share.number
         if share.last_number is not None:
-            number = f"{wording.integer(int(share.number))} {wording.range_word} {wording.integer(int(share.last_number))}"
+            first, last = wording.integer(int(share.number)), wording.integer(int(share.last_number))
+            number = f"{first} {wording.range_word} {last}"
         line_y = y - i * LEADING
         canvas.drawString(document.columns["number"][0], line_y, number)
         if "each" in document.columns:

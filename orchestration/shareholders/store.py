@@ -57,7 +57,8 @@ _SHAREHOLDER_TABLE = """
       JOIN content.entities e ON e.id = l.entity_id
       JOIN content.shareholders s ON s.list_id = l.id
       LEFT JOIN content.entities linked ON linked.id = s.linked_entity_id
-     WHERE (NOT :latest_only OR l.id = (SELECT max(id) FROM content.shareholder_lists m WHERE m.entity_id = l.entity_id))
+     WHERE (NOT :latest_only
+            OR l.id = (SELECT max(id) FROM content.shareholder_lists m WHERE m.entity_id = l.entity_id))
        {entity_filter}
      ORDER BY l.entity_id, l.id, s.position
 """
@@ -82,7 +83,9 @@ def store_shareholder_list(
     """Write a new list revision with its shareholders; None when the entity's latest list already
     says the same, against the same capital with the same checks (a re-parse that changed nothing)."""
     # Serialise writers of one entity so two parses cannot both decide that they are new.
-    conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": f"shareholders:{entity_id}"})
+    conn.execute(
+        sa.text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": f"shareholders:{entity_id}"}
+    )
     content_hash = list_content_hash(result)
     validation = result.validation.model_dump(mode="json")
     latest = conn.execute(_LATEST_LIST, {"entity_id": entity_id}).first()
