@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from decimal import Decimal
-from typing import Literal
+from typing import Literal, get_args
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.settings import Settings, get_settings
@@ -18,7 +18,7 @@ from orchestration.shareholders.validation import validate
 PARSER_VERSION = "1.0.0"
 
 Method = Literal["auto", "rules", "llm"]
-METHODS: tuple[str, ...] = ("auto", "rules", "llm")
+METHODS: tuple[str, ...] = get_args(Method)
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,9 @@ ROW = re.compile(
 TAIL = re.compile(
     rf"(?:^|\s)(?P<each>(?:je|each|à)\s+)?(?P<amount1>{_AMOUNT})(?:\s*{_CURRENCY})?"
     rf"(?:\s+(?P<amount2>{_AMOUNT})(?:\s*{_CURRENCY})?)?"
-    rf"(?:\s+(?P<percent1>{_PERCENT}))?(?:\s+(?P<percent2>{_PERCENT}))?"
-    rf"(?P<changes>\s+[^\d%]*)?$",
+    # After the percentages the changes column may say anything ("Teilung von Nr. 3"); without
+    # percentages only words may follow, so a number in a description is not taken for an amount.
+    rf"(?:\s+(?P<percent1>{_PERCENT})(?:\s+(?P<percent2>{_PERCENT}))?(?:\s+.*)?|(?:\s+[^\d%]*)?)$",
     re.IGNORECASE,
 )
 HEADER = re.compile(r"Nennbetrag|Nennwert|Nominal\s+(?:amount|value)", re.IGNORECASE)
@@ -203,7 +204,7 @@ def _parse_row(line: str) -> tuple[_Row, str] | None:
             return None  # two numbers that are not "each" and "total": not a row we understand
     elif count > 1 and not tail.group("each"):
         # A range with one amount: the row's total, shared equally.
-        share = share.model_copy(update={"nominal": amounts[0] / count})
+        share = share.model_copy(update={"nominal": (amounts[0] / count).quantize(Decimal("0.01"))})
     percentages = [tail.group(key) for key in ("percent1", "percent2") if tail.group(key)]
     return (
         _Row(
