@@ -47,3 +47,25 @@ def parse_command(file: Path, capital: Decimal | None, method: str) -> None:
     except JobError as error:
         raise click.ClickException(str(error).replace("\n", " ")) from None
     click.echo(result.model_dump_json(indent=2))
+
+
+@shareholders.command("request")
+@click.argument("entity", type=click.UUID)
+@click.option("--user", "requested_by", type=click.UUID, envvar="HREG_USER_ID",
+              help="Who asks (default $HREG_USER_ID); without it the request counts as automatic.")
+def request_command(entity, requested_by) -> None:
+    """Ask for the shareholders of ENTITY (its id): sets its research status and queues the download;
+    the sensors then run the download and the parsing."""
+    import sqlalchemy as sa
+
+    from orchestration.db.engine import get_engine
+
+    with get_engine().begin() as conn:
+        try:
+            job_id = conn.execute(
+                sa.text("SELECT processing.request_shareholder_research(:entity, :user)"),
+                {"entity": str(entity), "user": str(requested_by) if requested_by else None},
+            ).scalar_one()
+        except sa.exc.DBAPIError as error:
+            raise click.ClickException(str(error.orig).splitlines()[0]) from None
+    click.echo(f"entity {entity}: shareholder research requested, job {job_id}")

@@ -36,10 +36,11 @@ _INSERT_LIST = sa.text("""
 _INSERT_SHAREHOLDER = sa.text("""
     INSERT INTO content.shareholders
         (list_id, entity_id, position, kind, name, first_name, last_name, birth_date, residence, seat,
-         register_court, register_type, register_number, linked_entity_id, nominal_total, percentage, shares)
+         register_court, register_type, register_number, linked_entity_id, nominal_total, percentage,
+         percentage_below_one, shares)
     VALUES (:list_id, :entity_id, :position, :kind, :name, :first_name, :last_name, :birth_date, :residence, :seat,
             :register_court, :register_type, :register_number, :linked_entity_id, :nominal_total, :percentage,
-            CAST(:shares AS jsonb))
+            :percentage_below_one, CAST(:shares AS jsonb))
 """)
 
 _ENTITIES_BY_REGISTER = sa.text("""
@@ -52,7 +53,7 @@ _SHAREHOLDER_TABLE = """
     SELECT l.id AS list_id, l.entity_id, e.name AS company, l.created_at AS list_created_at, l.valid AS list_valid,
            l.method, l.currency, s.position, s.kind, s.name, s.first_name, s.last_name, s.birth_date, s.residence,
            s.seat, s.register_court, s.register_type, s.register_number, s.linked_entity_id,
-           linked.name AS linked_company, s.nominal_total, s.percentage
+           linked.name AS linked_company, s.nominal_total, s.percentage, s.percentage_below_one
       FROM content.shareholder_lists l
       JOIN content.entities e ON e.id = l.entity_id
       JOIN content.shareholders s ON s.list_id = l.id
@@ -118,7 +119,8 @@ def store_shareholder_list(
             "position": position,
             **holder.model_dump(
                 include={"kind", "name", "first_name", "last_name", "birth_date", "residence", "seat",
-                         "register_court", "register_type", "register_number", "nominal_total", "percentage"}
+                         "register_court", "register_type", "register_number", "nominal_total", "percentage",
+                         "percentage_below_one"}
             ),
             "linked_entity_id": linked_entity_id(conn, holder),
             "shares": json.dumps([share.model_dump(mode="json") for share in holder.shares]),

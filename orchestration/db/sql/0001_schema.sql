@@ -117,6 +117,8 @@ CREATE TABLE content.shareholders (
     linked_entity_id    uuid REFERENCES content.entities (id) ON DELETE SET NULL,
     nominal_total       numeric(20, 2) NOT NULL,
     percentage          numeric(7, 4),
+    -- The list says "< 1 %"; percentage is then worked out from the nominal amounts.
+    percentage_below_one boolean NOT NULL DEFAULT false,
     shares              jsonb NOT NULL DEFAULT '[]'::jsonb,
     UNIQUE (list_id, position)
 );
