@@ -18,12 +18,18 @@ COMPANY_RECORDS = dg.AssetKey("company_records")
 
 COMPANY_RECORD_CHECKS: list[BatchCheck] = [
     (
-        "register_numbers_well_formed",
-        "register numbers are digits only, the suffix apart, and the court code is an XJustiz code",
+        "record_register_matches_entity",
+        "the register key in each current record is the key of the entity it was downloaded for",
         sa.text("""
-            SELECT count(*) FROM content.entities
-             WHERE id = ANY(CAST(:entity_ids AS uuid[]))
-               AND NOT (register_number ~ '^[1-9][0-9]{0,6}$' AND court_code ~ '^[A-Z][0-9]{4}$')
+            SELECT count(*) FROM (
+                SELECT DISTINCT ON (r.entity_id) r.record, e.court_code, e.register_type, e.register_number,
+                       e.register_suffix
+                  FROM content.entity_revisions r JOIN content.entities e ON e.id = r.entity_id
+                 WHERE r.entity_id = ANY(CAST(:entity_ids AS uuid[]))
+                 ORDER BY r.entity_id, r.id DESC) latest
+             WHERE (record #>> '{register,court_code}', record #>> '{register,type}',
+                    record #>> '{register,number}', coalesce(record #>> '{register,suffix}', ''))
+                   IS DISTINCT FROM (court_code, register_type, register_number, register_suffix)
         """),
     ),
     (

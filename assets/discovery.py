@@ -16,7 +16,7 @@ RAW_SI_DOCUMENTS = dg.AssetKey("raw_si_documents")
 
 DISCOVERY_CHECKS: list[BatchCheck] = [
     (
-        "discovered_register_numbers_well_formed",
+        "register_numbers_well_formed",
         "register numbers are digits only (the suffix apart) and court codes are XJustiz codes",
         sa.text("""
             SELECT count(*) FROM content.entities
