@@ -10,17 +10,16 @@ not know keeps its label with an empty role code and is logged.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from lxml import etree
 
 from orchestration.xjustiz import codes
 from orchestration.xjustiz.extract import ExtractNames, read_extract
 from orchestration.xjustiz.participants import (
-    Participant,
     ParticipantNames,
     Representation,
-    officer,
+    Role,
+    officers,
     read_participants,
 )
 from orchestration.xjustiz.values import (
@@ -29,7 +28,7 @@ from orchestration.xjustiz.values import (
     children_by_tag,
     decimal_amount,
     descend,
-    first_by_tag,
+    first_of,
     iso_date,
     split_register_reference,
     structure_error,
@@ -64,6 +63,7 @@ NO_EXEMPTION = "(keine Angabe)"
 ENTITLED = T + "Vertretungsberechtigte"
 GENERAL = T + "Allgemeine_Vertretungsregelung"
 REPRESENTATION_TAGS = (ENTITLED, GENERAL, ROLE_REFERENCE, AUTHORITY, T + "Besonderheiten_zu_181BGB")
+COMPANY_FIELDS = (NAME, LEGAL_FORM, SEAT, ADDRESS)
 
 PARTICIPANT_NAMES = ParticipantNames(
     participation=T + "Beteiligung",
@@ -94,16 +94,8 @@ EXTRACT_NAMES = ExtractNames(
 )
 
 
-@dataclass(slots=True)
-class _Role:
-    number: str
-    code: str
-    label: str
-    participant: Participant
-
-
-def parse_v1(root: etree._Element, version: str, retrieved_at: str | None) -> dict:
-    top = children_by_tag(root)
+def parse_v1(root: etree._Element, top: dict, version: str, retrieved_at: str | None) -> dict:
+    """``top``: the first child of each tag of ``root``."""
     proceeding = descend(top.get(PROCEEDING[0]), *PROCEEDING[1:])
     if proceeding is None:
         raise structure_error(root, "no procedure data", "Grunddaten/Verfahrensdaten")
@@ -138,24 +130,18 @@ def parse_v1(root: etree._Element, version: str, retrieved_at: str | None) -> di
         purpose=text_of(basis.get(T + "Gegenstand_oder_Geschaeftszweck")),
         statute_date=iso_date(statute.text, statute) if statute is not None else None,
         representation=representation,
-        officers=tuple(
-            officer(
-                role.code,
-                role.label,
-                role.participant,
-                special_representation.get(role.number),
-                liabilities.get(role.number),
-            )
-            for role in roles
-            if role.code not in codes.NON_OFFICER_ROLES
+        officers=officers(
+            (role for role in roles if role.code not in codes.NON_OFFICER_ROLES), special_representation, liabilities
         ),
         entries=extract.entries,
         last_entry_date=extract.last_entry_date,
     )
 
 
-def _roles(proceeding: etree._Element) -> list[_Role]:
+def _roles(proceeding: etree._Element) -> list[Role]:
     roles = []
+    # Hundreds of participants share a few role labels: each label is looked up once.
+    known: dict[str, tuple[str | None, str]] = {}
     for participant in read_participants(proceeding, PARTICIPANT_NAMES, _role_name):
         if participant.kind is None:
             raise structure_error(
@@ -167,10 +153,15 @@ def _roles(proceeding: etree._Element) -> list[_Role]:
                 raise structure_error(
                     participant.participation, "role without designation", "Rolle/Rollenbezeichnung/content"
                 )
-            code = codes.role_code_from_label(label)
+            if label in known:
+                code, canonical_label = known[label]
+            else:
+                code = codes.role_code_from_label(label)
+                canonical_label = codes.ROLES.get(code or "", label)
+                known[label] = code, canonical_label
             if code is None:
                 log.warning("unknown 1.x role %r, kept without a role code", label)
-            roles.append(_Role(role.number, code or "", codes.ROLES.get(code or "", label), participant))
+            roles.append(Role(role.number, code or "", canonical_label, participant))
     return roles
 
 
@@ -179,16 +170,16 @@ def _role_name(designation: etree._Element) -> tuple[str | None, str | None]:
     return None, child_text(designation, CONTENT)
 
 
-def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles: list[_Role]) -> dict:
+def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles: list[Role]) -> dict:
     """The fields of the Rechtsträger: its own block, or the participant standing in for it."""
     rechtstraeger = basis.get(T + "Rechtstraeger")
     if rechtstraeger is not None:
-        return first_by_tag(rechtstraeger)
+        return first_of(rechtstraeger, COMPANY_FIELDS)
     concerned = child_text(register_data.get(T + "Betroffener_Rechtstraeger"), ROLE_REFERENCE)
     candidates = [r for r in roles if r.number == concerned] + [r for r in roles if r.code == codes.COMPANY_ROLE]
     for role in candidates:
         if role.participant.kind == "organisation":
-            return first_by_tag(role.participant.organisation)
+            return first_of(role.participant.organisation, COMPANY_FIELDS)
     raise structure_error(
         fachdaten, "no Rechtsträger: neither Basisdaten_Register/Rechtstraeger nor a participant Rechtsträger"
     )
@@ -197,13 +188,11 @@ def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles:
 def _company_name(company: dict) -> str:
     name = text_of(company.get(NAME))
     if name is None:
-        raise structure_error(
-            next(iter(company.values())), "company name is missing", "Bezeichnung/Bezeichnung_Aktuell"
-        )
+        raise structure_error(company[None], "company name is missing", "Bezeichnung/Bezeichnung_Aktuell")
     return name
 
 
-def _register(proceeding: etree._Element, roles: list[_Role]) -> dict:
+def _register(proceeding: etree._Element, roles: list[Role]) -> dict:
     instance = descend(proceeding, INSTANCE)
     if instance is None:
         raise structure_error(proceeding, "no instance data", INSTANCE)
@@ -220,14 +209,14 @@ def _register(proceeding: etree._Element, roles: list[_Role]) -> dict:
     return dict(court_code=court_code, court_name=court_name, type=kind, number=number, suffix=suffix)
 
 
-def _legal_form(company: dict, roles: list[_Role]) -> dict:
+def _legal_form(company: dict, roles: list[Role]) -> dict:
     label = child_text(company.get(LEGAL_FORM), CONTENT)
     if label is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
         company_roles = (r for r in roles if r.code == codes.COMPANY_ROLE and r.participant.organisation is not None)
         label = next((child_text(descend(r.participant.organisation, LEGAL_FORM), CONTENT) for r in company_roles), None)
     if label is None:
-        raise structure_error(next(iter(company.values())), "legal form is missing", "Rechtsform/content")
+        raise structure_error(company[None], "legal form is missing", "Rechtsform/content")
     canonical = codes.legal_form_from_label(label)
     if canonical is None:
         log.warning("unknown 1.x legal form %r, kept as it is", label)
@@ -262,9 +251,9 @@ def _money(element: etree._Element) -> dict | None:
 
 
 def _capital(additional: etree._Element | None) -> dict | None:
-    companies = descend(additional, T + "Kapitalgesellschaft")
+    companies = children_by_tag(descend(additional, T + "Kapitalgesellschaft"))
     for path in CAPITAL_PATHS:
-        element = descend(companies, *path)
+        element = descend(companies.get(path[0]), *path[1:])
         money = _money(element) if element is not None else None
         if money is not None:
             return money

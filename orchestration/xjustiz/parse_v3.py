@@ -13,17 +13,16 @@ result is plain data that ``parser`` validates into a CompanyRecord in one call.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from lxml import etree
 
 from orchestration.xjustiz import codes
 from orchestration.xjustiz.extract import ExtractNames, read_extract
 from orchestration.xjustiz.participants import (
-    Participant,
     ParticipantNames,
     Representation,
-    officer,
+    Role,
+    officers,
     read_participants,
 )
 from orchestration.xjustiz.values import (
@@ -35,7 +34,7 @@ from orchestration.xjustiz.values import (
     comment_label,
     decimal_amount,
     descend,
-    first_by_tag,
+    first_of,
     iso_date,
     register_type,
     split_register_reference,
@@ -79,6 +78,7 @@ AUTHORITY_CODE = T + "vertretungsbefugnis"
 EXEMPTION_181 = T + "auswahl_befreiungVon181BGB"
 ROLE_REFERENCE = T + "ref.rollennummer"
 REPRESENTATION_TAGS = (ENTITLED, ROLE_REFERENCE, AUTHORITY_TEXT, AUTHORITY_CODE, EXEMPTION_181)
+COMPANY_FIELDS = (NAME, LEGAL_FORM, SEAT, ADDRESS)
 
 
 PARTICIPANT_NAMES = ParticipantNames(
@@ -110,16 +110,8 @@ EXTRACT_NAMES = ExtractNames(
 )
 
 
-@dataclass(slots=True)
-class _Role:
-    number: str
-    code: str
-    label: str
-    participant: Participant
-
-
-def parse_v3(root: etree._Element, version: str, retrieved_at: str | None) -> dict:
-    top = children_by_tag(root)
+def parse_v3(root: etree._Element, top: dict, version: str, retrieved_at: str | None) -> dict:
+    """``top``: the first child of each tag of ``root``."""
     kopf = top.get(KOPF)
     proceeding = descend(top.get(PROCEEDING[0]), *PROCEEDING[1:])
     if proceeding is None:
@@ -157,23 +149,15 @@ def parse_v3(root: etree._Element, version: str, retrieved_at: str | None) -> di
         if statute is not None
         else None,
         representation=representation,
-        officers=tuple(
-            officer(
-                role.code,
-                role.label,
-                role.participant,
-                special_representation.get(role.number),
-                liabilities.get(role.number),
-            )
-            for role in roles
-            if role.code not in codes.NON_OFFICER_ROLES
+        officers=officers(
+            (role for role in roles if role.code not in codes.NON_OFFICER_ROLES), special_representation, liabilities
         ),
         entries=extract.entries,
         last_entry_date=extract.last_entry_date,
     )
 
 
-def _roles(proceeding: etree._Element) -> list[_Role]:
+def _roles(proceeding: etree._Element) -> list[Role]:
     roles = []
     for participant in read_participants(proceeding, PARTICIPANT_NAMES, coded_value):
         if participant.kind is None:
@@ -184,20 +168,20 @@ def _roles(proceeding: etree._Element) -> list[_Role]:
             if code is None:
                 raise structure_error(participant.participation, "role without code", "rolle/rollenbezeichnung/code")
             label = role.label or codes.ROLES.get(code) or code
-            roles.append(_Role(role.number, code, label, participant))
+            roles.append(Role(role.number, code, label, participant))
     return roles
 
 
-def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles: list[_Role]) -> dict:
+def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles: list[Role]) -> dict:
     """The fields of the Rechtsträger: its own block, or the participant standing in for it."""
     rechtstraeger = basis.get(T + "rechtstraeger")
     if rechtstraeger is not None:
-        return first_by_tag(rechtstraeger)
+        return first_of(rechtstraeger, COMPANY_FIELDS)
     concerned = child_text(register_data.get(T + "betroffenerRechtstraeger"), ROLE_REFERENCE)
     candidates = [r for r in roles if r.number == concerned] + [r for r in roles if r.code == codes.COMPANY_ROLE]
     for role in candidates:
         if role.participant.kind == "organisation":
-            return first_by_tag(role.participant.organisation)
+            return first_of(role.participant.organisation, COMPANY_FIELDS)
     raise structure_error(
         fachdaten, "no Rechtsträger: neither basisdatenRegister/rechtstraeger nor a participant with role 287"
     )
@@ -206,21 +190,21 @@ def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles:
 def _company_name(company: dict) -> str:
     name = text_of(company.get(NAME))
     if name is None:
-        element = next(iter(company.values()))
-        raise structure_error(element, "company name is missing", "bezeichnung/bezeichnung.aktuell")
+        raise structure_error(company[None], "company name is missing", "bezeichnung/bezeichnung.aktuell")
     return name
 
 
-def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: list[_Role]) -> dict:
+def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: list[Role]) -> dict:
     instance = descend(proceeding, INSTANCE)
     if instance is None:
         raise structure_error(proceeding, "no instance data", INSTANCE)
-    court = descend(instance, *INSTANCE_COURT)
+    instance_parts = children_by_tag(instance)
+    court = descend(instance_parts.get(INSTANCE_COURT[0]), *INSTANCE_COURT[1:])
     court_code = child_text(court, "code") or text_of(descend(kopf, *SENDER_COURT))
     if court_code is None:
         raise structure_error(instance, "register court is missing", "auswahl_instanzbehoerde/gericht/code")
 
-    reference = descend(instance, *FILE_NUMBER)
+    reference = descend(instance_parts.get(FILE_NUMBER[0]), *FILE_NUMBER[1:])
     if reference is None:
         raise structure_error(instance, "register number is missing", "aktenzeichen/auswahl_aktenzeichen")
     structured = descend(reference, T + "aktenzeichen.strukturiert")
@@ -249,19 +233,21 @@ def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: li
     )
 
 
-def _court_name(code: str, court: etree._Element | None, roles: list[_Role]) -> str | None:
+def _court_name(code: str, court: etree._Element | None, roles: list[Role]) -> str | None:
     commented = comment_label(court)
     if commented:
         # RegisSTAR labels Bavarian register courts "Registergericht Amtsgericht München".
         return commented.removeprefix("Registergericht ").split(",")[0]
-    if code in codes.courts():
-        return codes.courts()[code]
+    name = codes.courts().get(code)
+    if name is not None:
+        return name
     return next((r.participant.name for r in roles if r.code == codes.COURT_ROLE and r.participant.name), None)
 
 
-def _legal_form(company: dict, roles: list[_Role]) -> dict:
+def _legal_form(company: dict, roles: list[Role]) -> dict:
     element = company.get(LEGAL_FORM)
-    if child_text(element, "code") is None:
+    raw = child_text(element, "code")
+    if raw is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
         element = next(
             (
@@ -271,10 +257,9 @@ def _legal_form(company: dict, roles: list[_Role]) -> dict:
             ),
             None,
         )
-    raw = child_text(element, "code")
+        raw = child_text(element, "code")
     if raw is None:
-        where = next(iter(company.values()))
-        raise structure_error(where, "legal form is missing", "angabenZurRechtsform/rechtsform/code")
+        raise structure_error(company[None], "legal form is missing", "angabenZurRechtsform/rechtsform/code")
     canonical = codes.legal_form_from_code(raw)
     if canonical is None:
         log.warning("unknown legal form code %r, kept as it is", raw)
@@ -300,8 +285,7 @@ def _country(staat: etree._Element | None) -> str | None:
     """3.3: staat/auswahl_staat/staat/code (ISO); 3.5+: staat/code (BfJ list)."""
     if staat is None:
         return None
-    code = first_by_tag(staat).get("code")
-    value = text_of(code)
+    value = text_of(next(staat.iter("code"), None))
     return codes.BFJ_COUNTRIES.get(value, value) if value else None
 
 
@@ -321,9 +305,9 @@ def _money(element: etree._Element) -> dict | None:
 
 
 def _capital(additional: etree._Element | None) -> dict | None:
-    companies = descend(additional, T + "kapitalgesellschaft")
+    companies = children_by_tag(descend(additional, T + "kapitalgesellschaft"))
     for path in CAPITAL_PATHS:
-        element = descend(companies, *path)
+        element = descend(companies.get(path[0]), *path[1:])
         money = _money(element) if element is not None else None
         if money is not None:
             return money

@@ -22,10 +22,12 @@ from orchestration.xjustiz.model import CompanyRecord
 from orchestration.xjustiz.parse_v1 import parse_v1
 from orchestration.xjustiz.parse_v3 import parse_v3
 from orchestration.xjustiz.safe_xml import parse_xml
-from orchestration.xjustiz.values import XJUSTIZ_NS, element_path
+from orchestration.xjustiz.values import XJUSTIZ_NS, children_by_tag, element_path
 
 LEGACY_ROOT = f"{{{XJUSTIZ_NS}}}XJustiz_Daten"
 SI_ROOT = f"{{{XJUSTIZ_NS}}}nachricht.reg.0400003"
+LEGACY_HEADER = f"{{{XJUSTIZ_NS}}}Grunddaten"
+SI_HEADER = f"{{{XJUSTIZ_NS}}}nachrichtenkopf"
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)*$")
 SUPPORTED_3X_MINORS = range(2, 8)
 
@@ -38,8 +40,10 @@ def parse_si(data: bytes, *, retrieved_at: str | None = None) -> CompanyRecord:
     (unexpected structure; ``code`` holds the XML path).
     """
     root = parse_xml(data)
-    if root.tag == SI_ROOT:
-        version = _version(root, f"{{{XJUSTIZ_NS}}}nachrichtenkopf", "xjustizVersion")
+    tag = root.tag
+    if tag == SI_ROOT:
+        top = children_by_tag(root)
+        version = _version(root, top, SI_HEADER, "xjustizVersion")
         major, minor = _major_minor(version, root)
         if major != 3 or minor not in SUPPORTED_3X_MINORS:
             raise JobError(
@@ -48,9 +52,10 @@ def parse_si(data: bytes, *, retrieved_at: str | None = None) -> CompanyRecord:
                 source="xjustiz",
                 code=element_path(root, "nachrichtenkopf/@xjustizVersion"),
             )
-        return _validated(parse_v3(root, version, retrieved_at), root)
-    if root.tag == LEGACY_ROOT:
-        version = _version(root, f"{{{XJUSTIZ_NS}}}Grunddaten", "XJustizVersion")
+        return _validated(parse_v3(root, top, version, retrieved_at), root)
+    if tag == LEGACY_ROOT:
+        top = children_by_tag(root)
+        version = _version(root, top, LEGACY_HEADER, "XJustizVersion")
         major, _ = _major_minor(version, root)
         if major != 1:
             raise JobError(
@@ -59,7 +64,7 @@ def parse_si(data: bytes, *, retrieved_at: str | None = None) -> CompanyRecord:
                 source="xjustiz",
                 code=element_path(root, "Grunddaten/@XJustizVersion"),
             )
-        return _validated(parse_v1(root, version, retrieved_at), root)
+        return _validated(parse_v1(root, top, version, retrieved_at), root)
     raise JobError(
         FailureClass.INVALID_FILE,
         f"not an XJustiz SI document (root element {_describe(root)})",
@@ -84,8 +89,8 @@ def _validated(data: dict, root: etree._Element) -> CompanyRecord:
         ) from exc
 
 
-def _version(root: etree._Element, header: str, attribute: str) -> str:
-    element = root.find(header)
+def _version(root: etree._Element, top: dict, header: str, attribute: str) -> str:
+    element = top.get(header)
     version = (element.get(attribute) or "").strip() if element is not None else ""
     if not version:
         raise JobError(

@@ -8,7 +8,7 @@ names needed, visits only those and keeps extraction close to the cost of the pa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -54,6 +54,7 @@ class Participant:
     name: str | None = None
     seat_city: str | None = None
     address_city: str | None = None
+    officer_fields: dict | None = None  # what every officer of this participant shares, once built
 
 
 def read_participants(
@@ -126,39 +127,54 @@ class Representation:
         return "; ".join(self.texts) or None
 
 
-def officer(
-    role_code: str,
-    role_label: str,
-    participant: Participant,
-    representation: Representation | None,
-    liability: dict | None,
-) -> dict:
-    common = dict(
-        role_code=role_code,
-        role=role_label,
-        representation=representation.text if representation else None,
-        exempt_181=representation.exempt_181 if representation else None,
-        liability_amount=liability,
-    )
+@dataclass(slots=True)
+class Role:
+    """A participant's role as the record uses it: code and label in the canonical code set."""
+
+    number: str
+    code: str
+    label: str
+    participant: Participant
+
+
+def officers(
+    roles: Iterable[Role], representations: dict[str, Representation], liabilities: dict[str, dict]
+) -> list[dict]:
+    """The officer records of ``roles``, in order."""
+    found = []
+    for role in roles:
+        number, code, label, participant = role.number, role.code, role.label, role.participant
+        shared = participant.officer_fields
+        if shared is None:
+            shared = participant.officer_fields = _officer_fields(participant)
+        representation = representations.get(number)
+        if representation is None:
+            found.append({**shared, "role_code": code, "role": label, "representation": None, "exempt_181": None,
+                          "liability_amount": liabilities.get(number)})  # fmt: skip
+        else:
+            found.append({**shared, "role_code": code, "role": label, "representation": representation.text,
+                          "exempt_181": representation.exempt_181, "liability_amount": liabilities.get(number)})  # fmt: skip
+    return found
+
+
+def _officer_fields(participant: Participant) -> dict:
     where = participant.participation
     if participant.kind == "person":
-        name = " ".join(n for n in (participant.first_name, participant.last_name) if n)
-        if not name:
-            raise structure_error(where, "person without name")
-        return dict(
-            kind="person",
-            name=name,
-            first_name=participant.first_name,
-            last_name=participant.last_name,
-            birth_date=participant.birth_date,
-            city=participant.address_city,
-            **common,
-        )
+        first_name, last_name = participant.first_name, participant.last_name
+        if first_name and last_name:
+            name = f"{first_name} {last_name}"
+        else:
+            name = first_name or last_name
+            if not name:
+                raise structure_error(where, "person without name")
+        return {
+            "kind": "person",
+            "name": name,
+            "first_name": first_name,
+            "last_name": last_name,
+            "birth_date": participant.birth_date,
+            "city": participant.address_city,
+        }
     if not participant.name:
         raise structure_error(where, "organisation name is missing")
-    return dict(
-        kind="organisation",
-        name=participant.name,
-        city=participant.seat_city or participant.address_city,
-        **common,
-    )
+    return {"kind": "organisation", "name": participant.name, "city": participant.seat_city or participant.address_city}

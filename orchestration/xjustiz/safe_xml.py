@@ -52,10 +52,13 @@ def parse_xml(data: bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> etree._Ele
             f"document is {len(data)} bytes, more than the limit of {max_bytes}",
             source="xjustiz",
         )
-    if not data.strip():
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    # isspace() scans without copying; strip() would copy the whole document.
+    if not data or data.isspace():
         raise JobError(FailureClass.INVALID_FILE, "document is empty", source="xjustiz")
     try:
-        root = etree.fromstring(bytes(data), hardened_parser())
+        root = etree.fromstring(data, hardened_parser())
     except etree.XMLSyntaxError as exc:
         raise JobError(FailureClass.INVALID_FILE, f"not well-formed XML: {exc}", source="xjustiz") from exc
     docinfo = root.getroottree().docinfo

@@ -15,6 +15,7 @@ from orchestration.xjustiz.model import RegisterType
 XJUSTIZ_NS = "http://www.xjustiz.de"
 REGISTER_REFERENCE = re.compile(r"^\s*(HRA|HRB|GnR|PR|VR)\s*(\d+)\s*(.*?)\s*$", re.IGNORECASE)
 _CANONICAL_REGISTER_TYPE = {t.lower(): t for t in get_args(RegisterType)}
+_COMMENT = etree.Comment  # the tag of comment nodes
 
 
 def clean(text: str | None) -> str | None:
@@ -28,15 +29,14 @@ def clean(text: str | None) -> str | None:
     return value or None
 
 
-def first_by_tag(element: etree._Element) -> dict:
-    """The first element of each tag in ``element``'s subtree, document order, in one pass.
-
-    One walk over a participant's few dozen nodes costs less than a path lookup per field,
-    which is what keeps extraction within the cost of the parse."""
-    found: dict = {}
-    for descendant in element.iter():
-        if descendant.tag not in found:
-            found[descendant.tag] = descendant
+def first_of(element: etree._Element, tags: tuple[str, ...]) -> dict:
+    """The first element of each of ``tags`` in ``element``'s subtree (document order), found in
+    one pass that lxml filters in C; ``element`` itself under ``None``, for error paths."""
+    found: dict = {None: element}
+    for descendant in element.iter(*tags):
+        tag = descendant.tag
+        if tag not in found:
+            found[tag] = descendant
     return found
 
 
@@ -44,19 +44,28 @@ def children_by_tag(element: etree._Element | None) -> dict:
     """The first direct child of each tag."""
     found: dict = {}
     if element is not None:
-        for child in element:
-            if child.tag not in found:
-                found[child.tag] = child
+        # A slice builds the list of children in C: cheaper than lxml's child iterator.
+        for child in element[:]:
+            tag = child.tag
+            if tag not in found:
+                found[tag] = child
     return found
 
 
 def descend(element: etree._Element | None, *tags: str) -> etree._Element | None:
     """The first child of the first child … along ``tags``; cheaper than ``find`` with a path,
-    which goes through ElementPath on every call."""
+    which goes through ElementPath on every call, and than ``iterchildren(tag)``, which sets
+    up a tag matcher on every call."""
     for tag in tags:
         if element is None:
             return None
-        element = next(element.iterchildren(tag), None)
+        # Plain iteration stops at the match: an element may have hundreds of children.
+        for child in element:
+            if child.tag == tag:
+                element = child
+                break
+        else:
+            return None
     return element
 
 
@@ -65,9 +74,10 @@ def text_of(element: etree._Element | None) -> str | None:
 
 
 def child_text(element: etree._Element | None, tag: str) -> str | None:
+    """The cleaned text of the first child of ``tag``: meant for small elements (codes, amounts)."""
     if element is None:
         return None
-    for child in element:
+    for child in element[:]:
         if child.tag == tag:
             return clean(child.text)
     return None
@@ -134,10 +144,11 @@ def coded_value(element: etree._Element | None) -> tuple[str | None, str | None]
     """The ``code`` of a code element and the label of its comment, read in one loop."""
     code = label = None
     if element is not None:
-        for child in element:
-            if child.tag == "code":
+        for child in element[:]:
+            tag = child.tag
+            if tag == "code":
                 code = clean(child.text)
-            elif child.tag is etree.Comment and label is None:
+            elif tag is _COMMENT and label is None:
                 label = clean(child.text)
     return code, label
 
