@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import resource
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -47,17 +49,42 @@ def template_records() -> list[CompanyRecord]:
     return [parse_si(path.read_bytes()) for path in sorted(SAMPLES_DIR.glob("*.xml"))]
 
 
-def cloned_documents(count: int, versions: tuple[str, ...] = ("3.3.1", "3.5.1", "1.x")) -> list[tuple[CompanyRecord, bytes]]:
-    """``count`` SI documents of distinct companies: the samples with varied register numbers."""
-    templates = template_records()
-    documents = []
-    for i in range(count):
-        template = templates[i % len(templates)]
+# A register number no clone gets (clones have six digits), written once per template and version.
+PLACEHOLDER_NUMBER = "9876543"
+
+
+def iter_cloned_documents(
+    count: int, versions: tuple[str, ...] = ("3.3.1", "3.5.1", "1.x"), *, max_bytes: int | None = None
+) -> Iterator[tuple[CompanyRecord, bytes]]:
+    """``count`` SI documents of distinct companies: the samples with register numbers 100000 + i.
+
+    Each template is written once per version with a placeholder number that every copy
+    replaces: writing a document takes milliseconds, a replace microseconds. Templates whose
+    documents exceed ``max_bytes`` are left out.
+    """
+    placeholder = PLACEHOLDER_NUMBER.encode()
+    written: list[tuple[CompanyRecord, dict[str, bytes]]] = []
+    for template in template_records():
         record = template.model_copy(
-            update={"register": template.register.model_copy(update={"number": str(100000 + i), "suffix": None})}
+            update={"register": template.register.model_copy(update={"number": PLACEHOLDER_NUMBER, "suffix": None})}
         )
-        documents.append((record, write_si(record, versions[i % len(versions)])))
-    return documents
+        by_version = {version: write_si(record, version) for version in versions}
+        if any(content.count(placeholder) != 1 for content in by_version.values()):
+            raise ValueError(f"the register number of {template.name} is not written exactly once")
+        if max_bytes is None or max(map(len, by_version.values())) <= max_bytes:
+            written.append((record, by_version))
+    for i in range(count):
+        record, by_version = written[i % len(written)]
+        number = str(100000 + i)
+        yield (
+            record.model_copy(update={"register": record.register.model_copy(update={"number": number})}),
+            by_version[versions[i % len(versions)]].replace(placeholder, number.encode()),
+        )
+
+
+def cloned_documents(count: int, versions: tuple[str, ...] = ("3.3.1", "3.5.1", "1.x")) -> list[tuple[CompanyRecord, bytes]]:
+    """``count`` SI documents of distinct companies, in a list (see ``iter_cloned_documents``)."""
+    return list(iter_cloned_documents(count, versions))
 
 
 def peak_rss_mb(include_children: bool = True) -> float:
@@ -72,29 +99,46 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-INSERT_ENTITY = sa.text("""
+INSERT_ENTITIES = sa.text("""
     INSERT INTO content.entities (court_code, court_name, register_type, register_number, register_suffix, name)
-    VALUES (:court_code, :court_name, :register_type, :register_number, coalesce(:suffix, ''), :name)
-    RETURNING id
+    SELECT * FROM unnest(CAST(:court_codes AS text[]), CAST(:court_names AS text[]), CAST(:register_types AS text[]),
+                         CAST(:register_numbers AS text[]), CAST(:register_suffixes AS text[]), CAST(:names AS text[]))
+    RETURNING id, court_code, register_type, register_number, register_suffix
 """)
 ATTACH_SI = sa.text("""
-    UPDATE content.entities SET current_si_document_id = :document_id, processing_status = 'xml_ready'
-     WHERE id = :entity_id
+    UPDATE content.entities e SET current_si_document_id = a.document_id, processing_status = 'xml_ready'
+      FROM unnest(CAST(:entity_ids AS uuid[]), CAST(:document_ids AS uuid[])) AS a(entity_id, document_id)
+     WHERE e.id = a.entity_id
 """)
 
 
-def load_entities(engine: sa.Engine, store: DocumentStore, documents: list[tuple[CompanyRecord, bytes]]) -> list[str]:
-    """Entities with stored SI documents, made xml_ready: the trigger queues an xml_parsing job each."""
-    entity_ids = []
-    with engine.begin() as conn:
-        for record, content in documents:
-            register = record.register
-            entity_id = str(conn.execute(INSERT_ENTITY, {
-                "court_code": register.court_code, "court_name": register.court_name,
-                "register_type": register.type, "register_number": register.number,
-                "suffix": register.suffix, "name": record.name,
-            }).scalar_one())
-            document_id = store.store(conn, content, kind="si", media_type="application/xml", entity_id=entity_id)
-            conn.execute(ATTACH_SI, {"document_id": document_id, "entity_id": entity_id})
-            entity_ids.append(entity_id)
+def load_entities(
+    engine: sa.Engine, store: DocumentStore, documents: Iterable[tuple[CompanyRecord, bytes]], chunk_size: int = 1000
+) -> list[str]:
+    """Entities with stored SI documents, made xml_ready: the trigger queues an xml_parsing job each.
+
+    ``documents`` may be a generator: it is read and loaded ``chunk_size`` at a time, one
+    transaction each, so memory stays flat however many there are.
+    """
+    entity_ids: list[str] = []
+    iterator = iter(documents)
+    while chunk := list(itertools.islice(iterator, chunk_size)):
+        registers = [record.register for record, _ in chunk]
+        with engine.begin() as conn:
+            rows = conn.execute(INSERT_ENTITIES, {
+                "court_codes": [r.court_code for r in registers],
+                "court_names": [r.court_name for r in registers],
+                "register_types": [r.type for r in registers],
+                "register_numbers": [r.number for r in registers],
+                "register_suffixes": [r.suffix or "" for r in registers],
+                "names": [record.name for record, _ in chunk],
+            })
+            ids = {(row.court_code, row.register_type, row.register_number, row.register_suffix): str(row.id) for row in rows}
+            chunk_ids = [ids[(r.court_code, r.type, r.number, r.suffix or "")] for r in registers]
+            document_ids = [
+                store.store(conn, content, kind="si", media_type="application/xml", entity_id=entity_id)
+                for entity_id, (_, content) in zip(chunk_ids, chunk)
+            ]
+            conn.execute(ATTACH_SI, {"entity_ids": chunk_ids, "document_ids": document_ids})
+        entity_ids.extend(chunk_ids)
     return entity_ids

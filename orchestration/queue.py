@@ -54,8 +54,9 @@ CLAIM = sa.text(f"""
            updated_at = now()
       FROM due
      WHERE j.id = due.id
-    RETURNING j.id, j.type, j.search_id, j.entity_id, j.raw_document_id, j.parser_version, j.data,
-              j.retry_count, j.max_retries, j.trigger, j.previous_job_id, j.lease_until
+    -- Ids as text: workers pass them on as strings, so no uuid object is built per id.
+    RETURNING j.id::text, j.type, j.search_id::text, j.entity_id::text, j.raw_document_id::text, j.parser_version,
+              j.data, j.retry_count, j.max_retries, j.trigger, j.previous_job_id::text, j.lease_until
 """)
 
 COUNT_DUE = sa.text(f"SELECT count(*) FROM processing.processing_jobs j WHERE {_DUE}")
@@ -198,10 +199,7 @@ def claim(conn: sa.Connection, job_type: str, limit: int, worker_id: str, lease_
         CLAIM,
         {"job_type": job_type, "limit": limit, "worker_id": worker_id, "lease_seconds": lease_seconds},
     )
-    return [
-        ClaimedJob(**{k: (str(v) if k.endswith("id") and v is not None else v) for k, v in row._mapping.items()})
-        for row in rows
-    ]
+    return [ClaimedJob(**row._mapping) for row in rows]
 
 
 @dataclass(frozen=True)

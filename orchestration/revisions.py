@@ -41,30 +41,29 @@ class ParsedRecord:
         return source_record_key(self.record)
 
 
-# One statement for a whole chunk: find each key's latest revision, insert where the content
-# differs, and bring the entity's summary columns up to date for the inserted ones.
-WRITE_REVISIONS = sa.text("""
-    WITH incoming AS (
-        SELECT *
-          FROM unnest(CAST(:entity_ids AS uuid[]), CAST(:keys AS text[]), CAST(:hashes AS text[]),
-                      CAST(:records AS jsonb[]), CAST(:raw_document_ids AS uuid[]), CAST(:job_ids AS uuid[]),
-                      CAST(:parser_versions AS text[]))
-               AS t(entity_id, source_record_key, content_hash, record, raw_document_id, job_id, parser_version)
-    ),
-    latest AS (
-        SELECT DISTINCT ON (r.source_record_key) r.source_record_key, r.content_hash
-          FROM content.entity_revisions r
-         WHERE r.source_record_key = ANY(CAST(:keys AS text[]))
-         ORDER BY r.source_record_key, r.id DESC
-    ),
-    inserted AS (
+# The keys whose latest revision has another hash (or none): one index probe per key on
+# (source_record_key, id DESC). Only the records behind these keys are sent to be stored, so a
+# re-parse that changes nothing serialises and transfers no record at all.
+CHANGED_KEYS = sa.text("""
+    SELECT i.source_record_key
+      FROM unnest(CAST(:keys AS text[]), CAST(:hashes AS text[])) AS i(source_record_key, content_hash)
+      LEFT JOIN LATERAL (
+            SELECT r.content_hash FROM content.entity_revisions r
+             WHERE r.source_record_key = i.source_record_key
+             ORDER BY r.id DESC LIMIT 1) latest ON true
+     WHERE latest.content_hash IS DISTINCT FROM i.content_hash
+""")
+
+# The changed records of a chunk in one statement, which also brings the entities' summary
+# columns up to date.
+INSERT_REVISIONS = sa.text("""
+    WITH inserted AS (
         INSERT INTO content.entity_revisions
             (entity_id, source_record_key, content_hash, record, parser_version, raw_document_id, job_id)
-        SELECT i.entity_id, i.source_record_key, i.content_hash, i.record, i.parser_version,
-               i.raw_document_id, i.job_id
-          FROM incoming i
-          LEFT JOIN latest l ON l.source_record_key = i.source_record_key
-         WHERE l.content_hash IS DISTINCT FROM i.content_hash
+        SELECT *
+          FROM unnest(CAST(:entity_ids AS uuid[]), CAST(:keys AS text[]), CAST(:hashes AS text[]),
+                      CAST(:records AS jsonb[]), CAST(:parser_versions AS text[]), CAST(:raw_document_ids AS uuid[]),
+                      CAST(:job_ids AS uuid[]))
         RETURNING entity_id, record
     ),
     summarised AS (
@@ -78,7 +77,7 @@ WRITE_REVISIONS = sa.text("""
          WHERE e.id = ins.entity_id
         RETURNING e.id
     )
-    SELECT ins.entity_id FROM inserted ins
+    SELECT ins.entity_id::text FROM inserted ins
 """)
 
 
@@ -86,19 +85,25 @@ def write_revisions(conn: sa.Connection, parsed: list[ParsedRecord]) -> set[str]
     """Store the records whose content changed; returns the entity ids that got a new revision."""
     if not parsed:
         return set()
+    keys = [p.key for p in parsed]
+    hashes = [content_hash(p.record) for p in parsed]
+    changed_keys = set(conn.execute(CHANGED_KEYS, {"keys": keys, "hashes": hashes}).scalars())
+    changed = [(p, key, digest) for p, key, digest in zip(parsed, keys, hashes) if key in changed_keys]
+    if not changed:
+        return set()
     rows = conn.execute(
-        WRITE_REVISIONS,
+        INSERT_REVISIONS,
         {
-            "entity_ids": [p.entity_id for p in parsed],
-            "keys": [p.key for p in parsed],
-            "hashes": [content_hash(p.record) for p in parsed],
-            "records": [json.dumps(p.record, ensure_ascii=False) for p in parsed],
-            "raw_document_ids": [p.raw_document_id for p in parsed],
-            "job_ids": [p.job_id for p in parsed],
-            "parser_versions": [p.record["parser_version"] for p in parsed],
+            "entity_ids": [p.entity_id for p, _, _ in changed],
+            "keys": [key for _, key, _ in changed],
+            "hashes": [digest for _, _, digest in changed],
+            "records": [json.dumps(p.record, ensure_ascii=False) for p, _, _ in changed],
+            "parser_versions": [p.record["parser_version"] for p, _, _ in changed],
+            "raw_document_ids": [p.raw_document_id for p, _, _ in changed],
+            "job_ids": [p.job_id for p, _, _ in changed],
         },
     )
-    return {str(row.entity_id) for row in rows}
+    return set(rows.scalars())
 
 
 RECORD_AS_OF = sa.text("""
