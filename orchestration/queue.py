@@ -18,22 +18,25 @@ from orchestration.failures import FailureClass, JobError
 
 # A queued job is due when its backoff has passed and no earlier stage of the same entity is
 # unfinished or failed without a later success (seeds/003: a failing step stops later steps of
-# that load, and they wait until it succeeds).
+# that load, and they wait until it succeeds). A job without an entity matches no earlier stage.
+# OFFSET 0 keeps the stage check a lookup per candidate in the entity index: without it the
+# planner may turn it into an anti-join that reads the whole job table on every claim.
 _DUE = """
     j.type = :job_type
     AND j.status = 'queued'
     AND j.next_attempt_at <= now()
-    AND NOT (j.entity_id IS NOT NULL AND EXISTS (
+    AND NOT EXISTS (
         SELECT 1
           FROM processing.processing_jobs e
-          JOIN processing.job_types et ON et.type = e.type
          WHERE e.entity_id = j.entity_id
-           AND et.stage < (SELECT stage FROM processing.job_types WHERE type = :job_type)
+           AND e.type = ANY (ARRAY(SELECT et.type FROM processing.job_types et
+                                    WHERE et.stage < (SELECT stage FROM processing.job_types WHERE type = :job_type)))
            AND (e.status IN ('queued', 'running')
                 OR (e.status = 'failed' AND NOT EXISTS (
                         SELECT 1 FROM processing.processing_jobs s
                          WHERE s.entity_id = e.entity_id AND s.type = e.type
-                           AND s.status = 'completed' AND s.created_at > e.created_at)))))
+                           AND s.status = 'completed' AND s.created_at > e.created_at)))
+        OFFSET 0)
 """
 
 CLAIM = sa.text(f"""
@@ -52,8 +55,7 @@ CLAIM = sa.text(f"""
            completed_at = NULL,
            lease_until = now() + make_interval(secs => :lease_seconds),
            updated_at = now()
-      FROM due
-     WHERE j.id = due.id
+     WHERE j.id = ANY (ARRAY(SELECT id FROM due))  -- by primary key, however large the table
     -- Ids as text: workers pass them on as strings, so no uuid object is built per id.
     RETURNING j.id::text, j.type, j.search_id::text, j.entity_id::text, j.raw_document_id::text, j.parser_version,
               j.data, j.retry_count, j.max_retries, j.trigger, j.previous_job_id::text, j.lease_until
@@ -87,7 +89,7 @@ COMPLETE = sa.text("""
            updated_at = now()
       FROM unnest(CAST(:ids AS uuid[]), CAST(:results AS jsonb[])) AS r(id, result)
      WHERE j.id = r.id AND j.status = 'running' AND j.worker_id = :worker_id
-    RETURNING j.id
+    RETURNING j.id::text
 """)
 
 FAIL = sa.text("""
@@ -97,7 +99,7 @@ FAIL = sa.text("""
       FROM unnest(CAST(:ids AS uuid[]), CAST(:failure_classes AS text[]), CAST(:results AS jsonb[]))
            AS r(id, failure_class, result)
      WHERE j.id = r.id AND j.status = 'running' AND j.worker_id = :worker_id
-    RETURNING j.id
+    RETURNING j.id::text
 """)
 
 # The re-check of status and lease in the outer WHERE runs on the locked, current row: a job
@@ -245,7 +247,7 @@ def complete(conn: sa.Connection, worker_id: str, results: Iterable[tuple[str, d
             "worker_id": worker_id,
         },
     )
-    return {str(row.id) for row in rows}
+    return set(rows.scalars())
 
 
 def fail(conn: sa.Connection, worker_id: str, failures: Iterable[tuple[str, JobError]]) -> set[str]:
@@ -262,7 +264,7 @@ def fail(conn: sa.Connection, worker_id: str, failures: Iterable[tuple[str, JobE
             "worker_id": worker_id,
         },
     )
-    return {str(row.id) for row in rows}
+    return set(rows.scalars())
 
 
 def reap_expired(conn: sa.Connection, limit: int = 10_000) -> list[str]:

@@ -286,3 +286,17 @@ def test_a_completed_shareholder_parsing_completes_the_research(conn):
     queue.complete(conn, "worker-1", [(claimed.id, {"shareholders": 2})])
     assert entity(conn, entity_id).shareholder_research_status == "completed"
     assert len(jobs(conn, entity_id=entity_id)) == 2
+
+
+# delete_job_step_history ------------------------------------------------------------------------
+
+def test_a_deleted_search_takes_its_job_and_the_job_history_along_and_nothing_else(conn):
+    search_id, other_search_id = insert_search(conn), insert_search(conn)
+    claim_one(conn, "basic_discovery")
+    [deleted_job], [kept_job] = jobs(conn, search_id=search_id), jobs(conn, search_id=other_search_id)
+
+    conn.execute(sa.text("DELETE FROM public.searches WHERE id = :id"), {"id": search_id})
+    assert conn.execute(sa.text("SELECT count(*) FROM processing.processing_jobs WHERE id = :id"),
+                        {"id": deleted_job.id}).scalar_one() == 0
+    assert history(conn, deleted_job.id) == []
+    assert len(history(conn, kept_job.id)) >= 1

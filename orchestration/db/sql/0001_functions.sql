@@ -219,6 +219,23 @@ CREATE TRIGGER trigger_log_basic_discovery_job_creation
     REFERENCING NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION processing.log_job_step_history();
 
+-- delete_job_step_history: a deleted job takes its history with it, as ON DELETE CASCADE would
+-- (job_step_history.job_id is not a foreign key, see 0001_schema.sql).
+CREATE FUNCTION processing.delete_job_step_history() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, processing, pg_temp
+AS $$
+BEGIN
+    DELETE FROM processing.job_step_history h USING old_rows o WHERE h.job_id = o.id;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER delete_job_step_history
+    AFTER DELETE ON processing.processing_jobs
+    REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION processing.delete_job_step_history();
+
 -- sync_shareholder_download_status: a claimed download shows as downloading.
 CREATE FUNCTION processing.sync_shareholder_download_status() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER

@@ -1,0 +1,204 @@
+"""Queue throughput: claim plus complete through orchestration.queue, with every trigger on, against
+a raw ``UPDATE … SKIP LOCKED`` claim on a bare table of the same size without triggers.
+
+The project's jobs are xml_parsing jobs of real entities (stored SI documents, status xml_ready),
+so each claim runs the stage gate and each claim and completion runs the statement-level history
+and progress triggers, which move the entities to xml_parsing and then parsed. Each measurement
+starts from freshly loaded, vacuumed tables; worker processes start together behind a barrier
+and the clock runs from the first claim to the last completion.
+
+Last line: one JSON object with project_jobs_per_s, raw_jobs_per_s and ratio, at batch 1000 with
+4 workers.
+
+    .venv/bin/python bench/queue.py     # an embedded server in a temp dir unless HREG_DATABASE_URL is set
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# Run as a script, this file's folder would come first on sys.path and this module would hide
+# the standard library's `queue` (which multiprocessing imports); the repository root replaces it.
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+import json  # noqa: E402
+import multiprocessing  # noqa: E402
+import time  # noqa: E402
+
+import sqlalchemy as sa  # noqa: E402
+
+from bench.common import bench_database, log  # noqa: E402
+from orchestration import queue  # noqa: E402
+from orchestration.db.engine import create_app_engine  # noqa: E402
+
+BATCH_SIZES = (1, 100, 1000)
+WORKER_COUNTS = (1, 4)
+# Enough jobs that each worker claims many batches, few enough for a run of a few minutes.
+JOBS_PER_BATCH_SIZE = {1: 2_000, 100: 20_000, 1000: 40_000}
+LEASE_SECONDS = 300
+
+RESET_PROJECT = sa.text("""
+    TRUNCATE processing.job_step_history, processing.processing_jobs, content.entities,
+             content.raw_documents, public.searches CASCADE
+""")
+# Stored SI documents, then entities in xml_ready pointing at them: the entity trigger queues one
+# xml_parsing job per entity, as a download does.
+LOAD_PROJECT = sa.text("""
+    WITH documents AS (
+        INSERT INTO content.raw_documents (sha256, kind, media_type, size_bytes, content)
+        SELECT encode(sha256(convert_to('bench-' || n, 'UTF8')), 'hex'), 'si', 'application/xml', 5, '\\x3c612f3e'
+          FROM generate_series(1, :jobs) AS n
+        RETURNING id
+    )
+    INSERT INTO content.entities (court_code, register_type, register_number, name, processing_status,
+                                  current_si_document_id)
+    SELECT 'D2601V', 'HRB', (100000 + row_number() OVER ())::text, 'Bench GmbH ' || row_number() OVER (),
+           'xml_ready', id
+      FROM documents
+""")
+
+# The raw baseline: the same claim and completion statements as orchestration.queue, on a table
+# with the queue's columns and only the indexes a bare queue needs (due jobs, leases), without
+# triggers and without the stage gate.
+CREATE_RAW = sa.text("""
+    CREATE SCHEMA IF NOT EXISTS bench;
+    DROP TABLE IF EXISTS bench.raw_jobs;
+    CREATE TABLE bench.raw_jobs (
+        id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        type             text NOT NULL,
+        status           text NOT NULL DEFAULT 'queued',
+        entity_id        uuid NOT NULL DEFAULT gen_random_uuid(),
+        data             jsonb NOT NULL DEFAULT '{}'::jsonb,
+        result           jsonb,
+        retry_count      integer NOT NULL DEFAULT 0,
+        worker_id        text,
+        started_at       timestamptz,
+        completed_at     timestamptz,
+        lease_until      timestamptz,
+        next_attempt_at  timestamptz NOT NULL DEFAULT now(),
+        created_at       timestamptz NOT NULL DEFAULT now(),
+        updated_at       timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX raw_jobs_due_idx ON bench.raw_jobs (type, next_attempt_at, id) WHERE status = 'queued';
+    CREATE INDEX raw_jobs_lease_idx ON bench.raw_jobs (lease_until) WHERE status = 'running';
+""")
+LOAD_RAW = sa.text("INSERT INTO bench.raw_jobs (type) SELECT 'xml_parsing' FROM generate_series(1, :jobs)")
+RAW_CLAIM = sa.text("""
+    WITH due AS (
+        SELECT id FROM bench.raw_jobs
+         WHERE type = 'xml_parsing' AND status = 'queued' AND next_attempt_at <= now()
+         ORDER BY next_attempt_at, id
+         LIMIT :limit
+           FOR UPDATE SKIP LOCKED
+    )
+    UPDATE bench.raw_jobs j
+       SET status = 'running', worker_id = :worker_id, started_at = now(), completed_at = NULL,
+           lease_until = now() + make_interval(secs => :lease_seconds), updated_at = now()
+     WHERE j.id = ANY (ARRAY(SELECT id FROM due))
+    RETURNING j.id::text
+""")
+RAW_COMPLETE = sa.text("""
+    UPDATE bench.raw_jobs j
+       SET status = 'completed', result = r.result, completed_at = now(), lease_until = NULL, updated_at = now()
+      FROM unnest(CAST(:ids AS uuid[]), CAST(:results AS jsonb[])) AS r(id, result)
+     WHERE j.id = r.id AND j.status = 'running' AND j.worker_id = :worker_id
+""")
+
+
+def claim_project(conn: sa.Connection, batch_size: int, worker_id: str) -> list[str]:
+    return [job.id for job in queue.claim(conn, "xml_parsing", batch_size, worker_id, LEASE_SECONDS)]
+
+
+def complete_project(conn: sa.Connection, job_ids: list[str], worker_id: str) -> None:
+    queue.complete(conn, worker_id, [(job_id, {"records": 1}) for job_id in job_ids])
+
+
+def claim_raw(conn: sa.Connection, batch_size: int, worker_id: str) -> list[str]:
+    rows = conn.execute(RAW_CLAIM, {"limit": batch_size, "worker_id": worker_id, "lease_seconds": LEASE_SECONDS})
+    return list(rows.scalars())
+
+
+def complete_raw(conn: sa.Connection, job_ids: list[str], worker_id: str) -> None:
+    results = [json.dumps({"records": 1})] * len(job_ids)
+    conn.execute(RAW_COMPLETE, {"ids": job_ids, "results": results, "worker_id": worker_id})
+
+
+CLAIM_AND_COMPLETE = {"project": (claim_project, complete_project), "raw": (claim_raw, complete_raw)}
+
+
+def work_until_empty(url: str, kind: str, batch_size: int, worker_id: str, start) -> tuple[int, float, float]:
+    """One worker process: claim a batch, then complete it, in a transaction each (as a worker does
+    around its work), until nothing is left. Returns the jobs it did and the wall-clock times of
+    its first claim and last completion."""
+    engine = create_app_engine(url, pool_size=1)
+    claim, complete = CLAIM_AND_COMPLETE[kind]
+    done = 0
+    with engine.connect() as conn:
+        start.wait()
+        began = time.time()
+        while True:
+            with conn.begin():
+                job_ids = claim(conn, batch_size, worker_id)
+            if not job_ids:
+                break
+            with conn.begin():
+                complete(conn, job_ids, worker_id)
+            done += len(job_ids)
+    ended = time.time()
+    engine.dispose()
+    return done, began, ended
+
+
+def prepare(engine: sa.Engine, kind: str, jobs: int) -> None:
+    with engine.begin() as conn:
+        if kind == "project":
+            conn.execute(RESET_PROJECT)
+            conn.execute(LOAD_PROJECT, {"jobs": jobs})
+        else:
+            conn.execute(CREATE_RAW)
+            conn.execute(LOAD_RAW, {"jobs": jobs})
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(sa.text("VACUUM ANALYZE"))
+
+
+def measure(engine: sa.Engine, url: str, kind: str, batch_size: int, workers: int) -> float:
+    """Jobs per second claimed and completed by ``workers`` processes in batches of ``batch_size``."""
+    jobs = JOBS_PER_BATCH_SIZE[batch_size]
+    prepare(engine, kind, jobs)
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager, context.Pool(workers) as pool:
+        start = manager.Barrier(workers)
+        results = pool.starmap(work_until_empty, [
+            (url, kind, batch_size, f"{kind}-worker-{n}", start) for n in range(workers)
+        ])
+    done = sum(count for count, _, _ in results)
+    if done != jobs:
+        raise RuntimeError(f"{kind}: {done} of {jobs} jobs were claimed and completed")
+    seconds = max(ended for _, _, ended in results) - min(began for _, began, _ in results)
+    return jobs / seconds
+
+
+def main() -> None:
+    url = bench_database("hreg_bench_queue")
+    url_text = url.render_as_string(hide_password=False)
+    engine = create_app_engine(url)
+    rows = []
+    for batch_size in BATCH_SIZES:
+        for workers in WORKER_COUNTS:
+            project = measure(engine, url_text, "project", batch_size, workers)
+            raw = measure(engine, url_text, "raw", batch_size, workers)
+            log(f"batch {batch_size:>4}, {workers} workers: project {project:>9,.0f} jobs/s, raw {raw:>9,.0f} jobs/s")
+            rows.append((batch_size, workers, JOBS_PER_BATCH_SIZE[batch_size], project, raw))
+    engine.dispose()
+
+    print(f"{'batch':>5}  {'workers':>7}  {'jobs':>6}  {'project jobs/s':>14}  {'raw jobs/s':>10}  {'ratio':>5}")
+    for batch_size, workers, jobs, project, raw in rows:
+        print(f"{batch_size:>5}  {workers:>7}  {jobs:>6}  {project:>14,.0f}  {raw:>10,.0f}  {project / raw:>5.2f}")
+    project, raw = next((p, r) for b, w, _, p, r in rows if (b, w) == (1000, 4))
+    print(json.dumps({"project_jobs_per_s": round(project), "raw_jobs_per_s": round(raw), "ratio": round(project / raw, 3)}))
+
+
+if __name__ == "__main__":
+    main()
