@@ -130,9 +130,7 @@ def parse_v1(root: etree._Element, top: dict, version: str, retrieved_at: str | 
         purpose=text_of(basis.get(T + "Gegenstand_oder_Geschaeftszweck")),
         statute_date=iso_date(statute.text, statute) if statute is not None else None,
         representation=representation,
-        officers=officers(
-            (role for role in roles if role.code not in codes.NON_OFFICER_ROLES), special_representation, liabilities
-        ),
+        officers=officers(roles, codes.NON_OFFICER_ROLES, special_representation, liabilities),
         entries=extract.entries,
         last_entry_date=extract.last_entry_date,
     )
@@ -147,8 +145,7 @@ def _roles(proceeding: etree._Element) -> list[Role]:
             raise structure_error(
                 participant.participation, "participant is neither a person nor an organisation", "Beteiligter"
             )
-        for role in participant.roles:
-            label = role.label
+        for number, _, label, _ in participant.roles:
             if label is None:
                 raise structure_error(
                     participant.participation, "role without designation", "Rolle/Rollenbezeichnung/content"
@@ -161,7 +158,7 @@ def _roles(proceeding: etree._Element) -> list[Role]:
                 known[label] = code, canonical_label
             if code is None:
                 log.warning("unknown 1.x role %r, kept without a role code", label)
-            roles.append(Role(role.number, code or "", canonical_label, participant))
+            roles.append((number, code or "", canonical_label, participant))
     return roles
 
 
@@ -176,10 +173,10 @@ def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles:
     if rechtstraeger is not None:
         return first_of(rechtstraeger, COMPANY_FIELDS)
     concerned = child_text(register_data.get(T + "Betroffener_Rechtstraeger"), ROLE_REFERENCE)
-    candidates = [r for r in roles if r.number == concerned] + [r for r in roles if r.code == codes.COMPANY_ROLE]
-    for role in candidates:
-        if role.participant.kind == "organisation":
-            return first_of(role.participant.organisation, COMPANY_FIELDS)
+    candidates = [r for r in roles if r[0] == concerned] + [r for r in roles if r[1] == codes.COMPANY_ROLE]
+    for _, _, _, participant in candidates:
+        if participant.kind == "organisation":
+            return first_of(participant.organisation, COMPANY_FIELDS)
     raise structure_error(
         fachdaten, "no Rechtsträger: neither Basisdaten_Register/Rechtstraeger nor a participant Rechtsträger"
     )
@@ -204,7 +201,7 @@ def _register(proceeding: etree._Element, roles: list[Role]) -> dict:
         raise structure_error(instance, "register number is missing", T + "Aktenzeichen")
     kind, number, suffix = split_register_reference(reference, instance)
     court_name = codes.courts().get(court_code) or next(
-        (r.participant.name for r in roles if r.code == codes.COURT_ROLE and r.participant.name), None
+        (p.name for _, code, _, p in roles if code == codes.COURT_ROLE and p.name), None
     )
     return dict(court_code=court_code, court_name=court_name, type=kind, number=number, suffix=suffix)
 
@@ -213,8 +210,8 @@ def _legal_form(company: dict, roles: list[Role]) -> dict:
     label = child_text(company.get(LEGAL_FORM), CONTENT)
     if label is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
-        company_roles = (r for r in roles if r.code == codes.COMPANY_ROLE and r.participant.organisation is not None)
-        label = next((child_text(descend(r.participant.organisation, LEGAL_FORM), CONTENT) for r in company_roles), None)
+        organisations = (p.organisation for _, code, _, p in roles if code == codes.COMPANY_ROLE and p.organisation is not None)
+        label = next((child_text(descend(organisation, LEGAL_FORM), CONTENT) for organisation in organisations), None)
     if label is None:
         raise structure_error(company[None], "legal form is missing", "Rechtsform/content")
     canonical = codes.legal_form_from_label(label)

@@ -149,9 +149,7 @@ def parse_v3(root: etree._Element, top: dict, version: str, retrieved_at: str | 
         if statute is not None
         else None,
         representation=representation,
-        officers=officers(
-            (role for role in roles if role.code not in codes.NON_OFFICER_ROLES), special_representation, liabilities
-        ),
+        officers=officers(roles, codes.NON_OFFICER_ROLES, special_representation, liabilities),
         entries=extract.entries,
         last_entry_date=extract.last_entry_date,
     )
@@ -163,12 +161,10 @@ def _roles(proceeding: etree._Element) -> list[Role]:
         if participant.kind is None:
             raise structure_error(participant.participation, "participant is neither a person nor an organisation",
                                   "beteiligter/auswahl_beteiligter")  # fmt: skip
-        for role in participant.roles:
-            code = role.code
+        for number, code, label, _ in participant.roles:
             if code is None:
                 raise structure_error(participant.participation, "role without code", "rolle/rollenbezeichnung/code")
-            label = role.label or codes.ROLES.get(code) or code
-            roles.append(Role(role.number, code, label, participant))
+            roles.append((number, code, label or codes.ROLES.get(code) or code, participant))
     return roles
 
 
@@ -178,10 +174,10 @@ def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles:
     if rechtstraeger is not None:
         return first_of(rechtstraeger, COMPANY_FIELDS)
     concerned = child_text(register_data.get(T + "betroffenerRechtstraeger"), ROLE_REFERENCE)
-    candidates = [r for r in roles if r.number == concerned] + [r for r in roles if r.code == codes.COMPANY_ROLE]
-    for role in candidates:
-        if role.participant.kind == "organisation":
-            return first_of(role.participant.organisation, COMPANY_FIELDS)
+    candidates = [r for r in roles if r[0] == concerned] + [r for r in roles if r[1] == codes.COMPANY_ROLE]
+    for _, _, _, participant in candidates:
+        if participant.kind == "organisation":
+            return first_of(participant.organisation, COMPANY_FIELDS)
     raise structure_error(
         fachdaten, "no Rechtsträger: neither basisdatenRegister/rechtstraeger nor a participant with role 287"
     )
@@ -241,7 +237,7 @@ def _court_name(code: str, court: etree._Element | None, roles: list[Role]) -> s
     name = codes.courts().get(code)
     if name is not None:
         return name
-    return next((r.participant.name for r in roles if r.code == codes.COURT_ROLE and r.participant.name), None)
+    return next((p.name for _, code, _, p in roles if code == codes.COURT_ROLE and p.name), None)
 
 
 def _legal_form(company: dict, roles: list[Role]) -> dict:
@@ -251,9 +247,9 @@ def _legal_form(company: dict, roles: list[Role]) -> dict:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
         element = next(
             (
-                descend(r.participant.organisation, T + "angabenZurRechtsform", LEGAL_FORM)
-                for r in roles
-                if r.code == codes.COMPANY_ROLE
+                descend(participant.organisation, T + "angabenZurRechtsform", LEGAL_FORM)
+                for _, code, _, participant in roles
+                if code == codes.COMPANY_ROLE
             ),
             None,
         )

@@ -4,12 +4,15 @@ A register extract can list hundreds of participants (one file has 363 Prokurist
 fields up per participant creates a Python object for every node touched and costs several
 times the XML parse; one ``iter()`` over the procedure data, filtered in C to the few element
 names needed, visits only those and keeps extraction close to the cost of the parse.
+
+The loops here run once per participant or per element visited, so they keep to plain slotted
+objects, lists and dicts: every object or call saved is paid back hundreds of times per file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from lxml import etree
 
@@ -34,27 +37,26 @@ class ParticipantNames:
     city: str
 
 
-@dataclass(slots=True)
-class ParticipantRole:
-    number: str
-    code: str | None = None  # as the document gives it: a code (3.x) or None (1.x names roles in words)
-    label: str | None = None  # the comment next to the code (3.x) or the role's name (1.x)
-    designated: bool = False
-
-
-@dataclass(slots=True)
 class Participant:
-    participation: etree._Element
-    roles: list[ParticipantRole] = field(default_factory=list)
-    organisation: etree._Element | None = None  # kept for a Rechtsträger read from its participant
-    kind: str | None = None  # "person" | "organisation"
-    first_name: str | None = None
-    last_name: str | None = None
-    birth_date: str | None = None
-    name: str | None = None
-    seat_city: str | None = None
-    address_city: str | None = None
-    officer_fields: dict | None = None  # what every officer of this participant shares, once built
+    """One participation as read: its roles and the values an officer record takes from it.
+
+    ``roles`` holds ``[number, code, label, designated]`` per role: the code as the document
+    gives it (3.x; None in 1.x, which names roles in words) and the label (the comment next to
+    the code in 3.x, the role's name in 1.x)."""
+
+    __slots__ = (
+        "participation", "roles", "organisation", "kind", "first_name", "last_name", "birth_date",
+        "name", "seat_city", "address_city", "officer_fields",
+    )  # fmt: skip
+
+    def __init__(self, participation: etree._Element | None) -> None:
+        self.participation = participation
+        self.roles: list[list] = []
+        self.organisation: etree._Element | None = None  # kept for a Rechtsträger read from its participant
+        self.kind: str | None = None  # "person" | "organisation"
+        self.first_name = self.last_name = self.birth_date = self.name = None
+        self.seat_city = self.address_city = None
+        self.officer_fields: dict | None = None  # what every officer of this participant shares, once built
 
 
 def read_participants(
@@ -67,83 +69,92 @@ def read_participants(
     Values are taken out as they pass, so no element is held beyond its visit but the
     participation (for error paths) and organisations (which may stand in for the company)."""
     participants: list[Participant] = []
-    current: Participant | None = None
+    # Whatever comes before the first participation lands here and is dropped; its birth date
+    # counts as read, so a date outside any participation is never parsed.
+    current = Participant(None)
+    current.birth_date = ""
     # Local names: the comparisons below run for every element visited.
     participation, role_number, role_designation = names.participation, names.role_number, names.role_designation
     first_name, last_name, birth_date, name, city = (
         names.first_name, names.last_name, names.birth_date, names.name, names.city,
     )  # fmt: skip
+    address, seat, person = names.address, names.seat, names.person
     for element in proceeding.iter(
-        participation, role_number, role_designation, names.person, names.organisation,
+        participation, role_number, role_designation, person, names.organisation,
         first_name, last_name, birth_date, name, city,
     ):  # fmt: skip
         tag = element.tag
         if tag == participation:
-            current = Participant(participation=element)
+            current = Participant(element)
             participants.append(current)
-        elif current is None:
-            continue
+        elif tag == role_number:
+            current.roles.append([clean(element.text) or "", None, None, False])
+        elif tag == role_designation:
+            roles = current.roles
+            if roles and not roles[-1][3]:
+                role = roles[-1]
+            else:
+                role = ["", None, None, True]
+                roles.append(role)
+            role[1], role[2] = designation(element)
+            role[3] = True
+        elif tag == first_name:
+            if current.first_name is None:
+                current.first_name = clean(element.text)
+        elif tag == last_name:
+            if current.last_name is None:
+                current.last_name = clean(element.text)
+        elif tag == birth_date:
+            if current.birth_date is None:
+                current.birth_date = iso_date(element.text, element)
         elif tag == city:
             # A city counts below the seat or the address, not e.g. below a place of birth.
             container = element.getparent().tag
-            if container == names.address:
-                current.address_city = current.address_city or clean(element.text)
-            elif container == names.seat:
-                current.seat_city = current.seat_city or clean(element.text)
-        elif tag == role_number:
-            current.roles.append(ParticipantRole(number=clean(element.text) or ""))
-        elif tag == role_designation:
-            if not current.roles or current.roles[-1].designated:
-                current.roles.append(ParticipantRole(number=""))
-            role = current.roles[-1]
-            role.code, role.label = designation(element)
-            role.designated = True
-        elif tag == first_name:
-            current.first_name = current.first_name or clean(element.text)
-        elif tag == last_name:
-            current.last_name = current.last_name or clean(element.text)
-        elif tag == birth_date:
-            current.birth_date = current.birth_date or iso_date(element.text, element)
+            if container == address:
+                if current.address_city is None:
+                    current.address_city = clean(element.text)
+            elif container == seat:
+                if current.seat_city is None:
+                    current.seat_city = clean(element.text)
         elif tag == name:
-            current.name = current.name or clean(element.text)
+            if current.name is None:
+                current.name = clean(element.text)
         elif current.kind is None:
             # Person or organisation: only the participant itself, not people named inside it.
-            if tag == names.person:
+            if tag == person:
                 current.kind = "person"
             else:
                 current.kind, current.organisation = "organisation", element
     return participants
 
 
-@dataclass(slots=True)
 class Representation:
     """A power of representation as read: its texts, and whether it exempts from § 181 BGB."""
 
-    texts: list[str] = field(default_factory=list)
-    exempt_181: bool = False
+    __slots__ = ("texts", "exempt_181")
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.exempt_181 = False
 
     @property
     def text(self) -> str | None:
         return "; ".join(self.texts) or None
 
 
-@dataclass(slots=True)
-class Role:
-    """A participant's role as the record uses it: code and label in the canonical code set."""
-
-    number: str
-    code: str
-    label: str
-    participant: Participant
+# A role as the record uses it: (number, code, label, participant), code and label in the
+# canonical code set. Plain tuples: one is made per role, and they are only ever unpacked.
+Role = tuple[str, str, str, Participant]
 
 
 def officers(
-    roles: Iterable[Role], representations: dict[str, Representation], liabilities: dict[str, dict]
+    roles: list[Role], skip: frozenset[str], representations: dict[str, Representation], liabilities: dict[str, dict]
 ) -> list[dict]:
-    """The officer records of ``roles``, in order."""
+    """The officer records of ``roles`` but those with a code in ``skip``, in order."""
     found = []
-    for role in roles:
-        number, code, label, participant = role.number, role.code, role.label, role.participant
+    for number, code, label, participant in roles:
+        if code in skip:
+            continue
         shared = participant.officer_fields
         if shared is None:
             shared = participant.officer_fields = _officer_fields(participant)

@@ -16,6 +16,7 @@ XJUSTIZ_NS = "http://www.xjustiz.de"
 REGISTER_REFERENCE = re.compile(r"^\s*(HRA|HRB|GnR|PR|VR)\s*(\d+)\s*(.*?)\s*$", re.IGNORECASE)
 _CANONICAL_REGISTER_TYPE = {t.lower(): t for t in get_args(RegisterType)}
 _COMMENT = etree.Comment  # the tag of comment nodes
+_from_iso = date.fromisoformat
 
 
 def clean(text: str | None) -> str | None:
@@ -98,6 +99,14 @@ def structure_error(element: etree._Element, message: str, child: str | None = N
 
 
 def iso_date(text: str | None, where: etree._Element) -> str | None:
+    # Nearly every date is plain YYYY-MM-DD, which fromisoformat accepts only when it is valid
+    # and whose ISO form is the text itself: no cleaning, slicing or formatting needed.
+    if text is not None and len(text) == 10 and text[4] == "-" and text[7] == "-":
+        try:
+            _from_iso(text)
+            return text
+        except ValueError:
+            pass  # reported below, with the cleaned value
     value = clean(text)
     if value is None:
         return None
