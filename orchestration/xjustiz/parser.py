@@ -12,6 +12,7 @@ from 3.2 to 3.7.
 
 from __future__ import annotations
 
+import gc
 import re
 
 from lxml import etree
@@ -39,6 +40,20 @@ def parse_si(data: bytes, *, retrieved_at: str | None = None) -> CompanyRecord:
     ``unsupported_version`` (an XJustiz version this parser does not read) or ``parser_error``
     (unexpected structure; ``code`` holds the XML path).
     """
+    # A parse makes thousands of small objects (element proxies, reader state, the record) and
+    # no reference cycles, so the cyclic collector would only walk them: it pauses meanwhile.
+    # Left as found: a caller that switched it off keeps it off.
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
+    try:
+        return _parse_si(data, retrieved_at)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _parse_si(data: bytes, retrieved_at: str | None) -> CompanyRecord:
     root = parse_xml(data)
     tag = root.tag
     if tag == SI_ROOT:
