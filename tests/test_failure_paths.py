@@ -88,6 +88,14 @@ def attempt_error(attempt: int) -> JobError:
     return JobError(failure_class, f"attempt {attempt} failed", source="register", code=f"50{attempt}")
 
 
+def history_step(row: sa.Row) -> tuple[str, int, dict | None]:
+    """A history row as (status, attempt, structured error), the error as JobError.to_error() gives it."""
+    error = None
+    if row.error_message is not None:
+        error = {"type": row.error_type, "message": row.error_message, "source": row.error_source, "code": row.error_code}
+    return row.status, row.attempt_number, error
+
+
 @pytest.mark.parametrize("path", FAILURE_PATHS.values(), ids=FAILURE_PATHS.keys())
 def test_transient_failures_are_retried_with_backoff_then_fail_the_linked_record(engine, path):
     with engine.begin() as conn:
@@ -117,21 +125,13 @@ def test_transient_failures_are_retried_with_backoff_then_fail_the_linked_record
         assert path.linked_status(conn, subject_id) == path.final_status
         assert queue.claim(conn, path.job_type, 10, "worker-2", 60) == []
 
+        # Only basic_discovery jobs log their creation.
         expected = [("queued", 1, None)] if path.job_type == "basic_discovery" else []
         for attempt in range(1, attempts + 1):
-            expected += [("running", attempt, None), ("failed", attempt, attempt_error(attempt))]
+            expected += [("running", attempt, None), ("failed", attempt, attempt_error(attempt).to_error())]
             if attempt < attempts:
                 expected.append(("queued", attempt + 1, None))
-        assert [history_step(row) for row in history(conn, job_id)] == [
-            (status, attempt, error.to_error() if error else None) for status, attempt, error in expected
-        ]
-
-
-def history_step(row: sa.Row) -> tuple:
-    error = None
-    if row.error_message is not None:
-        error = {"type": row.error_type, "message": row.error_message, "source": row.error_source, "code": row.error_code}
-    return row.status, row.attempt_number, error
+        assert [history_step(row) for row in history(conn, job_id)] == expected
 
 
 @pytest.mark.parametrize("failure_class", PERMANENT_CLASSES)
