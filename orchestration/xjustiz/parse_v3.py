@@ -34,8 +34,10 @@ from orchestration.xjustiz.values import (
     comment_label,
     decimal_amount,
     descend,
+    first_code_and_label,
     first_of,
     iso_date,
+    later_child,
     register_type,
     split_register_reference,
     structure_error,
@@ -135,7 +137,7 @@ def parse_v3(root: etree._Element, top: dict, version: str, retrieved_at: str | 
         source=dict(
             format="xjustiz-3",
             xjustiz_version=version,
-            producer=text_of(descend(kopf, *PRODUCER)),
+            producer=text_of(descend(later_child(kopf, PRODUCER[0]), *PRODUCER[1:])),
             retrieved_at=retrieved_at or extract.retrieved_at,
         ),
         register=_register(proceeding, kopf, roles),
@@ -196,7 +198,8 @@ def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: li
         raise structure_error(proceeding, "no instance data", INSTANCE)
     instance_parts = children_by_tag(instance)
     court = descend(instance_parts.get(INSTANCE_COURT[0]), *INSTANCE_COURT[1:])
-    court_code = child_text(court, "code") or text_of(descend(kopf, *SENDER_COURT))
+    court_code, court_label = first_code_and_label(court)
+    court_code = court_code or text_of(descend(kopf, *SENDER_COURT))
     if court_code is None:
         raise structure_error(instance, "register court is missing", "auswahl_instanzbehoerde/gericht/code")
 
@@ -222,15 +225,15 @@ def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: li
 
     return dict(
         court_code=court_code,
-        court_name=_court_name(court_code, court, roles),
+        court_name=_court_name(court_code, court_label, roles),
         type=kind,
         number=number,
         suffix=suffix,
     )
 
 
-def _court_name(code: str, court: etree._Element | None, roles: list[Role]) -> str | None:
-    commented = comment_label(court)
+def _court_name(code: str, commented: str | None, roles: list[Role]) -> str | None:
+    """The court's name: from the comment next to its code, the court list, or its participant."""
     if commented:
         # RegisSTAR labels Bavarian register courts "Registergericht Amtsgericht München".
         return commented.removeprefix("Registergericht ").split(",")[0]

@@ -17,6 +17,8 @@ REGISTER_REFERENCE = re.compile(r"^\s*(HRA|HRB|GnR|PR|VR)\s*(\d+)\s*(.*?)\s*$", 
 _CANONICAL_REGISTER_TYPE = {t.lower(): t for t in get_args(RegisterType)}
 _COMMENT = etree.Comment  # the tag of comment nodes
 _from_iso = date.fromisoformat
+# Amounts that Decimal prints back unchanged with two decimal places.
+_PLAIN_AMOUNT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9][0-9]\Z")
 
 
 def clean(text: str | None) -> str | None:
@@ -70,6 +72,12 @@ def descend(element: etree._Element | None, *tags: str) -> etree._Element | None
     return element
 
 
+def later_child(element: etree._Element | None, tag: str) -> etree._Element | None:
+    """The first child of ``tag``, found by lxml in C: for a child that follows many others,
+    where ``descend`` would make a Python object of each one passed."""
+    return next(element.iterchildren(tag), None) if element is not None else None
+
+
 def text_of(element: etree._Element | None) -> str | None:
     return clean(element.text) if element is not None else None
 
@@ -121,6 +129,8 @@ def decimal_amount(text: str | None, where: etree._Element) -> str | None:
     value = clean(text)
     if value is None:
         return None
+    if _PLAIN_AMOUNT.match(value):
+        return value  # already what Decimal would print: no leading zeros, two decimal places
     try:
         amount = Decimal(value)
     except InvalidOperation:
@@ -142,6 +152,22 @@ def optional_int(text: str | None, where: etree._Element) -> int | None:
         if not text.strip():
             return None
         raise structure_error(where, f"not a number: {text.strip()!r}") from None
+
+
+def first_code_and_label(element: etree._Element | None) -> tuple[str | None, str | None]:
+    """The first ``code`` child's text and the label of the first labelled comment, in one loop
+    (``coded_value`` takes the last code)."""
+    code = label = None
+    seen_code = False
+    if element is not None:
+        for child in element[:]:
+            tag = child.tag
+            if tag == "code":
+                if not seen_code:
+                    code, seen_code = clean(child.text), True
+            elif tag is _COMMENT and label is None:
+                label = clean(child.text)
+    return code, label
 
 
 def comment_label(element: etree._Element | None) -> str | None:
