@@ -21,6 +21,10 @@ from orchestration.failures import FailureClass, JobError
 # that load, and they wait until it succeeds). A job without an entity matches no earlier stage.
 # OFFSET 0 keeps the stage check a lookup per candidate in the entity index: without it the
 # planner may turn it into an anti-join that reads the whole job table on every claim.
+# The earlier job is tested as "not completed" rather than "queued or running" for the same
+# reason: a test on the active states lets the planner probe the partial indexes of all active
+# jobs instead, and with statistics taken while nothing was active it does, once per candidate
+# (a claim of 5000 among 20000 freshly queued re-parses took 50 s).
 _DUE = """
     j.type = :job_type
     AND j.status = 'queued'
@@ -31,11 +35,11 @@ _DUE = """
          WHERE e.entity_id = j.entity_id
            AND e.type = ANY (ARRAY(SELECT et.type FROM processing.job_types et
                                     WHERE et.stage < (SELECT stage FROM processing.job_types WHERE type = :job_type)))
-           AND (e.status IN ('queued', 'running')
-                OR (e.status = 'failed' AND NOT EXISTS (
-                        SELECT 1 FROM processing.processing_jobs s
-                         WHERE s.entity_id = e.entity_id AND s.type = e.type
-                           AND s.status = 'completed' AND s.created_at > e.created_at)))
+           AND e.status <> 'completed'
+           AND (e.status <> 'failed' OR NOT EXISTS (
+                    SELECT 1 FROM processing.processing_jobs s
+                     WHERE s.entity_id = e.entity_id AND s.type = e.type
+                       AND s.status = 'completed' AND s.created_at > e.created_at))
         OFFSET 0)
 """
 

@@ -248,3 +248,30 @@ def test_an_expired_lease_is_retried(engine, store, parsed):
         assert steps == [("running", "vanished-worker", None), ("failed", "vanished-worker", "lease_expired"),
                          ("queued", None, None)]
     assert {entity_status(engine, e) for e in parsed} == {"parsed"}
+
+
+def test_claims_after_a_bulk_reparse_look_up_each_candidates_entity(engine):
+    """Statistics taken while nothing was queued must not make each candidate of a claim scan
+    every queued job: that made the claims of a backfill quadratic."""
+    with engine.begin() as conn:
+        # Entities whose documents a parser version has taken, made in bulk: the plan is the point here.
+        conn.execute(sa.text("""
+            WITH documents AS (
+                INSERT INTO content.raw_documents (sha256, kind, media_type, size_bytes, content)
+                SELECT encode(sha256(n::text::bytea), 'hex'), 'si', 'application/xml', 1, '\\x00'
+                  FROM generate_series(1, 3000) n
+                RETURNING id)
+            INSERT INTO content.entities (court_code, register_type, register_number, name, current_si_document_id,
+                                          processing_status)
+            SELECT 'D2601V', 'HRB', (100000 + row_number() OVER ())::text, 'Firma', id, 'parsed' FROM documents
+        """))
+        enqueue_reparse(conn, ReparseScope(), parser_version=PARSER_VERSION)
+        conn.execute(sa.text("UPDATE processing.processing_jobs SET status = 'completed'"))
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(sa.text("ANALYZE processing.processing_jobs"))
+    with engine.begin() as conn:
+        enqueue_reparse(conn, ReparseScope(), parser_version=NEXT_VERSION)
+        plan = "\n".join(conn.execute(sa.text("EXPLAIN " + queue.CLAIM.text), {
+            "job_type": "xml_parsing", "limit": 5000, "worker_id": "w", "lease_seconds": 60}).scalars())
+    assert "processing_jobs_active_work_key" not in plan, plan
+    assert "processing_jobs_entity_idx" in plan, plan
