@@ -45,8 +45,8 @@ class Participant:
     the code in 3.x, the role's name in 1.x)."""
 
     __slots__ = (
-        "participation", "roles", "organisation", "kind", "first_name", "last_name", "birth_date",
-        "name", "seat_city", "address_city", "officer_fields",
+        "address_city", "birth_date", "first_name", "kind", "last_name", "name", "officer_fields",
+        "organisation", "participation", "roles", "seat_city",
     )  # fmt: skip
 
     def __init__(self, participation: etree._Element | None) -> None:
@@ -110,12 +110,10 @@ def read_participants(
         elif tag == city:
             # A city counts below the seat or the address, not e.g. below a place of birth.
             container = element.getparent().tag
-            if container == address:
-                if current.address_city is None:
-                    current.address_city = clean(element.text)
-            elif container == seat:
-                if current.seat_city is None:
-                    current.seat_city = clean(element.text)
+            if container == address and current.address_city is None:
+                current.address_city = clean(element.text)
+            elif container == seat and current.seat_city is None:
+                current.seat_city = clean(element.text)
         elif tag == name:
             if current.name is None:
                 current.name = clean(element.text)
@@ -131,7 +129,7 @@ def read_participants(
 class Representation:
     """A power of representation as read: its texts, and whether it exempts from § 181 BGB."""
 
-    __slots__ = ("texts", "exempt_181")
+    __slots__ = ("exempt_181", "texts")
 
     def __init__(self) -> None:
         self.texts: list[str] = []
