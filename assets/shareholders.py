@@ -2,7 +2,6 @@
 ownership graph as a pandas DataFrame."""
 
 import dagster as dg
-import pandas as pd
 import sqlalchemy as sa
 
 from assets.batch import BatchCheck, batch_metadata, retry_policy_for, run_checks, work_batch
@@ -99,7 +98,7 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
     description="Who holds what: each company's newest shareholder list as rows of a DataFrame, corporate "
     "shareholders linked to their own entity (linked_entity_id), for analysis in pandas.",
 )
-def ownership_graph(database: DatabaseResource) -> dg.Output[pd.DataFrame]:
+def ownership_graph(database: DatabaseResource) -> dg.Output:
     with database.get_engine().connect() as conn:
         frame = load_shareholders(conn)
     return dg.Output(

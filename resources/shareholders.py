@@ -1,14 +1,15 @@
 """Shareholder-list extraction (rules, or an OpenAI-compatible LLM) as a Dagster resource."""
 
 from decimal import Decimal
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from dagster import ConfigurableResource
 from pydantic import Field
 
 from orchestration.settings import get_settings
-from orchestration.shareholders.model import ShareholderList
-from orchestration.shareholders.parse import parse_shareholder_list
+
+if TYPE_CHECKING:
+    from orchestration.shareholders.model import ShareholderList
 
 
 class ShareholderExtractorResource(ConfigurableResource):
@@ -24,7 +25,10 @@ class ShareholderExtractorResource(ConfigurableResource):
     llm_model: str = Field("", description="Model name sent to the endpoint.")
     llm_api_key: str = Field("", description="API key of the endpoint.")
 
-    def parse(self, content: bytes, capital: Decimal | None) -> ShareholderList:
+    def parse(self, content: bytes, capital: Decimal | None) -> "ShareholderList":
+        # Imported here: PDF, OCR and LLM libraries would slow every run process's start.
+        from orchestration.shareholders.parse import parse_shareholder_list
+
         overrides = {"llm_base_url": self.llm_base_url, "llm_model": self.llm_model, "llm_api_key": self.llm_api_key}
         settings = get_settings().model_copy(update={k: v for k, v in overrides.items() if v})
         return parse_shareholder_list(content, capital=capital, method=self.method, settings=settings)

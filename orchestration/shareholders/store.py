@@ -8,11 +8,14 @@ import hashlib
 import json
 import re
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import sqlalchemy as sa
 
 from orchestration.shareholders.model import Shareholder, ShareholderList
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Words that name a kind of court rather than a place: "Amtsgericht München" is the court "München".
 _COURT_NOISE = frozenset({"amtsgericht", "registergericht", "local", "district", "court", "of", "ag"})
@@ -161,9 +164,11 @@ def _same_court(stated: str, registered: str | None) -> bool:
 
 def load_shareholders(
     conn: sa.Connection, *, entity_ids: list[str] | None = None, latest_only: bool = True
-) -> pd.DataFrame:
+) -> "pd.DataFrame":
     """One row per shareholder of each list: an edge of the ownership graph from the shareholder
     (``linked_entity_id`` when it is a known entity) to the company (``entity_id``)."""
+    import pandas as pd  # only here: every run process loads this module, few need pandas
+
     entity_filter = "AND l.entity_id = ANY(CAST(:entity_ids AS uuid[]))" if entity_ids is not None else ""
     params: dict = {"latest_only": latest_only}
     if entity_ids is not None:
