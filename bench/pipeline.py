@@ -9,8 +9,8 @@
 Last line: one JSON object with dagster_jobs_per_s, plain_loop_jobs_per_s, ratio,
 search_to_run_start_p50_s and search_to_run_start_p95_s.
 
-    .venv/bin/python bench/pipeline.py            # N=10000, 10 searches
-    BENCH_JOBS=2000 BENCH_SEARCHES=5 .venv/bin/python bench/pipeline.py
+    .venv/bin/python -m bench.pipeline            # N=10000, 10 searches
+    BENCH_JOBS=2000 BENCH_SEARCHES=5 .venv/bin/python -m bench.pipeline
 """
 
 from __future__ import annotations
@@ -19,27 +19,22 @@ import json
 import os
 import socket
 import statistics
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
-# The repository, not this folder, goes first on sys.path: bench/queue.py would hide the
-# standard library's queue module.
-sys.path[0] = str(Path(__file__).resolve().parents[1])
+import dagster as dg
+import sqlalchemy as sa
 
-import dagster as dg  # noqa: E402
-import sqlalchemy as sa  # noqa: E402
-
-from bench.common import bench_database, cloned_documents, load_entities, log  # noqa: E402
-from orchestration import devstack  # noqa: E402
-from orchestration.db.engine import create_app_engine  # noqa: E402
-from orchestration.documents import DocumentStore  # noqa: E402
-from orchestration.settings import Settings  # noqa: E402
-from orchestration.stages.parsing import XmlParsingStage  # noqa: E402
-from orchestration.worker import run_batch  # noqa: E402
-from sensors.jobs import IN_FLIGHT  # noqa: E402
+from bench.common import bench_database, cloned_documents, load_entities, log
+from orchestration import devstack
+from orchestration.db.engine import create_app_engine
+from orchestration.documents import DocumentStore
+from orchestration.settings import Settings
+from orchestration.stages.parsing import XmlParsingStage
+from orchestration.worker import run_batch
+from sensors.jobs import IN_FLIGHT
 
 JOBS = int(os.environ.get("BENCH_JOBS", "10000"))
 SEARCHES = int(os.environ.get("BENCH_SEARCHES", "10"))

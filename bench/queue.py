@@ -10,28 +10,20 @@ and the clock runs from the first claim to the last completion.
 Last line: one JSON object with project_jobs_per_s, raw_jobs_per_s and ratio, at batch 1000 with
 4 workers.
 
-    .venv/bin/python bench/queue.py     # an embedded server in a temp dir unless HREG_DATABASE_URL is set
+    .venv/bin/python -m bench.queue     # an embedded server in a temp dir unless HREG_DATABASE_URL is set
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import json
+import multiprocessing
+import time
 
-# Run as a script, this file's folder would come first on sys.path and this module would hide
-# the standard library's `queue` (which multiprocessing imports); the repository root replaces it.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
+import sqlalchemy as sa
 
-import json  # noqa: E402
-import multiprocessing  # noqa: E402
-import time  # noqa: E402
-
-import sqlalchemy as sa  # noqa: E402
-
-from bench.common import bench_database, log  # noqa: E402
-from orchestration import queue  # noqa: E402
-from orchestration.db.engine import create_app_engine  # noqa: E402
+from bench.common import bench_database, log
+from orchestration import queue
+from orchestration.db.engine import create_app_engine
 
 BATCH_SIZES = (1, 100, 1000)
 WORKER_COUNTS = (1, 4)
