@@ -12,8 +12,10 @@ WORKERS of them run at once, as the sensor's runs help the launched one):
 (a) a version bump whose output is unchanged: every document is re-parsed, nothing written;
 (b) a parser change that renames every 10th company: only those get a new revision.
 
-In the same run, the parser alone (parse_si over the same documents, in as many processes)
-gives the throughput the backfill is compared with.
+In the same run, the plain parser loop (parse_si over the same documents in one process,
+timing the parse calls only) gives the throughput the backfill is compared with. The backfill's
+workers share the machine's cores with PostgreSQL; the log also gives the ratio per worker
+process (the backfill against WORKERS such parser loops).
 
 Last line: one JSON object with entities, wall_s (both re-parses), runs_launched,
 entities_per_s, parser_only_per_s, ratio, revisions_written_noop, revisions_written_changed,
@@ -28,7 +30,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import resource
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -64,14 +65,12 @@ def renaming_parse_si(data: bytes, **options):
 
 @dataclass(frozen=True)
 class RunResult:
-    claimed: int
-    completed: int
-    failed: int
-    peak_rss_mb: float
+    claimed: int = 0
+    completed: int = 0
+    failed: int = 0
 
-
-def own_peak_rss_mb() -> float:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    def __add__(self, other: "RunResult") -> "RunResult":
+        return RunResult(self.claimed + other.claimed, self.completed + other.completed, self.failed + other.failed)
 
 
 def work_run(url: str, documents_dir: str, worker_id: str, changed_parser: bool) -> RunResult:
@@ -87,39 +86,14 @@ def work_run(url: str, documents_dir: str, worker_id: str, changed_parser: bool)
         )
     finally:
         engine.dispose()
-    return RunResult(report.claimed, report.completed, report.failed, own_peak_rss_mb())
-
-
-def parse_share(url: str, share: int, shares: int) -> tuple[int, float, float]:
-    """The parser alone over one share of the stored documents: (documents, parse seconds, peak RSS)."""
-    engine = create_app_engine(url)
-    documents, seconds = 0, 0.0
-    with engine.connect() as conn:
-        rows = conn.execution_options(yield_per=500).execute(
-            sa.text("""
-                SELECT d.content FROM content.entities e JOIN content.raw_documents d ON d.id = e.current_si_document_id
-                 WHERE abs(hashtext(e.id::text)) % :shares = :share
-            """),
-            {"shares": shares, "share": share},
-        )
-        for row in rows:
-            content = bytes(row.content)
-            started = time.perf_counter()
-            parse_si(content)
-            seconds += time.perf_counter() - started
-            documents += 1
-    engine.dispose()
-    return documents, seconds, own_peak_rss_mb()
+    return RunResult(report.claimed, report.completed, report.failed)
 
 
 class Backfill:
     def __init__(self, url: sa.URL, documents_dir: Path) -> None:
-        self.url = url
         self.url_text = url.render_as_string(hide_password=False)
         self.documents_dir = documents_dir
         self.engine = create_app_engine(url)
-        self.runs_launched = 0
-        self.worker_peak_rss_mb = 0.0
 
     def revisions(self) -> int:
         with self.engine.connect() as conn:
@@ -129,52 +103,53 @@ class Backfill:
         with self.engine.connect() as conn:
             return queue.count_due(conn, "xml_parsing")
 
-    def work_queue(self, *, changed_parser: bool = False) -> RunResult:
-        """Launch WORKERS runs at a time while due jobs remain, as the sensor would."""
-        totals = RunResult(0, 0, 0, 0.0)
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(WORKERS, mp_context=context) as pool:
+    def work_queue(self, *, changed_parser: bool = False) -> tuple[RunResult, int]:
+        """Launch WORKERS runs at a time while due jobs remain, as the sensor would; (totals, runs)."""
+        totals, runs = RunResult(), 0
+        with ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn")) as pool:
             while True:
                 futures = [
-                    pool.submit(work_run, self.url_text, str(self.documents_dir), f"backfill-{self.runs_launched + k}",
-                                changed_parser)
+                    pool.submit(work_run, self.url_text, str(self.documents_dir), f"backfill-{runs + k}", changed_parser)
                     for k in range(WORKERS)
                 ]
-                self.runs_launched += WORKERS
-                for result in (future.result() for future in futures):
-                    totals = RunResult(totals.claimed + result.claimed, totals.completed + result.completed,
-                                       totals.failed + result.failed, max(totals.peak_rss_mb, result.peak_rss_mb))
+                runs += WORKERS
+                for future in futures:
+                    totals += future.result()
                 if not self.due():
-                    break
-        self.worker_peak_rss_mb = max(self.worker_peak_rss_mb, totals.peak_rss_mb)
-        return totals
+                    return totals, runs
 
-    def reparse(self, parser_version: str, *, changed_parser: bool) -> tuple[float, int]:
-        """A measured backfill: queue a re-parse of every document, work it; (seconds, revisions written)."""
+    def reparse(self, parser_version: str, *, changed_parser: bool) -> tuple[float, int, int]:
+        """A measured backfill: queue a re-parse of every document and work it; (seconds, revisions written, runs)."""
         revisions_before = self.revisions()
         started = time.perf_counter()
         with self.engine.begin() as conn:
             queued = enqueue_reparse(conn, ReparseScope(), parser_version=parser_version)
         enqueued_s = time.perf_counter() - started
-        result = self.work_queue(changed_parser=changed_parser)
+        result, runs = self.work_queue(changed_parser=changed_parser)
         seconds = time.perf_counter() - started
         written = self.revisions() - revisions_before
-        log(f"parser {parser_version}: queued {queued} in {enqueued_s:.1f}s; {result.completed} completed, "
-            f"{result.failed} failed in {seconds:.1f}s ({result.claimed / seconds:.0f}/s); {written} revisions written")
+        log(f"parser {parser_version}: queued {queued} in {enqueued_s:.1f}s; {runs} runs completed {result.completed}, "
+            f"failed {result.failed} in {seconds:.1f}s ({result.claimed / seconds:.0f}/s); {written} revisions written")
         if (queued, result.completed) != (ENTITIES, ENTITIES):
             raise RuntimeError(f"expected {ENTITIES} re-parses, queued {queued}, completed {result.completed}")
-        return seconds, written
+        return seconds, written, runs
 
     def parser_only_per_s(self) -> float:
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(WORKERS, mp_context=context) as pool:
-            shares = list(pool.map(parse_share, [self.url_text] * WORKERS, range(WORKERS), [WORKERS] * WORKERS))
-        self.worker_peak_rss_mb = max([self.worker_peak_rss_mb] + [peak for _, _, peak in shares])
-        documents = sum(count for count, _, _ in shares)
+        """The plain parser loop: parse_si over every stored document, timing only the parse calls."""
+        documents, seconds = 0, 0.0
+        with self.engine.connect() as conn:
+            rows = conn.execution_options(yield_per=500).execute(sa.text("""
+                SELECT d.content FROM content.entities e JOIN content.raw_documents d ON d.id = e.current_si_document_id
+            """))
+            for row in rows:
+                content = bytes(row.content)
+                started = time.perf_counter()
+                parse_si(content)
+                seconds += time.perf_counter() - started
+                documents += 1
         if documents != ENTITIES:
-            raise RuntimeError(f"the parser-only loop read {documents} documents, expected {ENTITIES}")
-        # Every process parses at its own rate at the same time: the rates add up.
-        return sum(count / seconds for count, seconds, _ in shares)
+            raise RuntimeError(f"the parser loop read {documents} documents, expected {ENTITIES}")
+        return documents / seconds
 
 
 def set_up(backfill: Backfill) -> None:
@@ -184,10 +159,9 @@ def set_up(backfill: Backfill) -> None:
     loaded = load_entities(backfill.engine, store, documents)
     log(f"loaded {len(loaded)} entities with SI documents in {time.perf_counter() - started:.0f}s")
     started = time.perf_counter()
-    result = backfill.work_queue()
+    result, _ = backfill.work_queue()
     if result.completed != ENTITIES:
         raise RuntimeError(f"the first parse completed {result.completed} of {ENTITIES} jobs")
-    backfill.runs_launched = 0
     # A database that has had time for autovacuum: the measured runs start from clean tables.
     with backfill.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(sa.text("VACUUM ANALYZE"))
@@ -199,25 +173,25 @@ def main() -> None:
     backfill = Backfill(url, Path(get_settings().documents_dir))
     set_up(backfill)
 
-    noop_s, revisions_noop = backfill.reparse(UNCHANGED_VERSION, changed_parser=False)
-    changed_s, revisions_changed = backfill.reparse(CHANGED_VERSION, changed_parser=True)
+    noop_s, revisions_noop, noop_runs = backfill.reparse(UNCHANGED_VERSION, changed_parser=False)
+    changed_s, revisions_changed, changed_runs = backfill.reparse(CHANGED_VERSION, changed_parser=True)
     parser_only_per_s = backfill.parser_only_per_s()
-    log(f"parser alone: {parser_only_per_s:.0f} documents/s in {WORKERS} processes")
-
     wall_s = noop_s + changed_s
     entities_per_s = 2 * ENTITIES / wall_s
+    log(f"parser alone: {parser_only_per_s:.0f} documents/s in one process; the backfill with {WORKERS} workers: "
+        f"{entities_per_s:.0f}/s, {entities_per_s / (WORKERS * parser_only_per_s):.3f} of the parser per worker process")
     backfill.engine.dispose()
     print(json.dumps({
         "entities": ENTITIES,
         "wall_s": round(wall_s, 1),
-        "runs_launched": backfill.runs_launched,
+        "runs_launched": noop_runs + changed_runs,
         "entities_per_s": round(entities_per_s, 1),
         "parser_only_per_s": round(parser_only_per_s, 1),
         "ratio": round(entities_per_s / parser_only_per_s, 3),
         "revisions_written_noop": revisions_noop,
         "revisions_written_changed": revisions_changed,
         "expected_changed": len(range(0, ENTITIES, CHANGED_EVERY)),
-        "peak_rss_mb": max(peak_rss_mb(), backfill.worker_peak_rss_mb),
+        "peak_rss_mb": peak_rss_mb(),  # this process and its workers, which have all ended
     }), flush=True)
 
 
