@@ -65,12 +65,8 @@ class ReparseScope:
     stale_only: bool = False
 
     def parameters(self) -> dict[str, Any]:
-        return {
-            "entity_id": self.entity_id,
-            "search_id": self.search_id,
-            "since": self.since,
-            "stale_only": self.stale_only,
-        }
+        """The bind parameters of the entities this scope names (stale or not)."""
+        return {"entity_id": self.entity_id, "search_id": self.search_id, "since": self.since}
 
 
 def enqueue_reparse(
@@ -91,6 +87,7 @@ def enqueue_reparse(
         ENQUEUE_REPARSE,
         {
             **scope.parameters(),
+            "stale_only": scope.stale_only,
             "parser_version": parser_version,
             "trigger": trigger,
             "requested_by": requested_by,
