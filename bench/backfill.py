@@ -69,7 +69,7 @@ class RunResult:
     completed: int = 0
     failed: int = 0
 
-    def __add__(self, other: "RunResult") -> "RunResult":
+    def __add__(self, other: RunResult) -> RunResult:
         return RunResult(self.claimed + other.claimed, self.completed + other.completed, self.failed + other.failed)
 
 
