@@ -8,8 +8,6 @@ asset graph and the completed runs (headless Chromium driven by Playwright).
 from __future__ import annotations
 
 import shutil
-import socket
-import time
 import uuid
 
 import pytest
@@ -20,16 +18,11 @@ from playwright.sync_api import sync_playwright
 from orchestration import devstack
 from orchestration.settings import Settings
 from database_helpers import clear_process_caches, fresh_database
+from process_helpers import free_port, wait_until
 
 pytestmark = pytest.mark.slow
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -54,16 +47,6 @@ def stack(server_url, template_url, tmp_path_factory):
             for log_file in sorted(log_dir.glob("*.log")):
                 print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-3000:]}")
         clear_process_caches()
-
-
-def wait_until(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(1)
-    raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
 
 
 def test_search_to_parsed_entities_and_shareholders_through_the_daemon(stack):

@@ -8,8 +8,6 @@ parser_change re-parse of every stored document, linked to the job it redoes, an
 
 from __future__ import annotations
 
-import socket
-import time
 
 import dagster as dg
 import httpx
@@ -25,6 +23,7 @@ from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION
 from pipeline_helpers import add_entity_with_si, job_rows, sample_si_files
+from process_helpers import free_port, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -61,28 +60,12 @@ query { workspaceOrError { ... on Workspace { locationEntries { name loadStatus
 RUN_STATUS = "query Run($runId: ID!) { runOrError(runId: $runId) { ... on Run { status } } }"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def graphql(stack: devstack.Stack, query: str, **variables) -> dict:
     response = httpx.post(f"{stack.webserver_url}/graphql", json={"query": query, "variables": variables}, timeout=60)
     assert response.status_code == 200, response.text
     body = response.json()
     assert "errors" not in body, body["errors"]
     return body["data"]
-
-
-def wait_until(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(1)
-    raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
 
 
 @pytest.fixture
