@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import sqlalchemy as sa
 
@@ -175,8 +175,9 @@ class JobType:
     current_version: str | None
 
 
-@dataclass(frozen=True)
-class ClaimedJob:
+# A tuple whose fields are CLAIM's RETURNING columns in their order, so that a batch of thousands
+# is built straight from its rows (a frozen dataclass of twelve fields cost 5 µs a job).
+class ClaimedJob(NamedTuple):
     id: str
     type: str
     search_id: str | None
@@ -205,7 +206,7 @@ def claim(conn: sa.Connection, job_type: str, limit: int, worker_id: str, lease_
         CLAIM,
         {"job_type": job_type, "limit": limit, "worker_id": worker_id, "lease_seconds": lease_seconds},
     )
-    return [ClaimedJob(**row._mapping) for row in rows]
+    return [ClaimedJob._make(row) for row in rows]
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,9 @@ ENQUEUE_REPARSE = sa.text(f"""
      WHERE {_IN_SCOPE}
        AND (NOT :stale_only OR NOT EXISTS (
                 SELECT 1 FROM processing.processing_jobs done
-                 WHERE done.raw_document_id = e.current_si_document_id
-                   AND done.parser_version = :parser_version AND done.type = 'xml_parsing'))
+                 WHERE done.entity_id = e.id AND done.type = 'xml_parsing'
+                   AND done.raw_document_id = e.current_si_document_id
+                   AND done.parser_version = :parser_version))
     ON CONFLICT (work_key) WHERE status IN ('queued', 'running') DO NOTHING
 """)
 
