@@ -7,8 +7,13 @@ and progress triggers, which move the entities to xml_parsing and then parsed. E
 starts from freshly loaded, vacuumed tables; worker processes start together behind a barrier
 and the clock runs from the first claim to the last completion.
 
+A third figure, the contract floor, is the bare table plus the writes the contract asks of every
+step (one step-history row, the entity's status) done inside the claim and completion statements
+themselves: no triggers, constraints, stage gate or extra indexes. It shows how much of the gap to
+the raw claim is the work itself and how much is the way the project does it.
+
 Last line: one JSON object with project_jobs_per_s, raw_jobs_per_s and ratio, at batch 1000 with
-4 workers.
+4 workers, and the floor's floor_jobs_per_s and floor_ratio.
 
     .venv/bin/python -m bench.queue     # an embedded server in a temp dir unless HREG_DATABASE_URL is set
 """
@@ -100,6 +105,48 @@ RAW_COMPLETE = sa.text("""
 """)
 
 
+# The contract floor: the raw table, an entity per job and a history table, each bare.
+CREATE_FLOOR = sa.text("""
+    DROP TABLE IF EXISTS bench.floor_history;
+    DROP TABLE IF EXISTS bench.floor_entities;
+    CREATE TABLE bench.floor_entities (
+        id                 uuid PRIMARY KEY,
+        processing_status  text NOT NULL,
+        updated_at         timestamptz NOT NULL DEFAULT now()
+    ) WITH (fillfactor = 80);
+    CREATE TABLE bench.floor_history (
+        id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        job_id          uuid NOT NULL,
+        status          text NOT NULL,
+        worker_id       text,
+        attempt_number  integer NOT NULL,
+        created_at      timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX floor_history_job_idx ON bench.floor_history (job_id);
+    INSERT INTO bench.floor_entities (id, processing_status) SELECT entity_id, 'xml_ready' FROM bench.raw_jobs;
+""")
+
+
+def _with_step_writes(changed_jobs: str, status: str, entity_status: str) -> sa.TextClause:
+    """``changed_jobs`` (an UPDATE of bench.raw_jobs returning the job's id, entity, worker and
+    retry count), with a history row per job and the entity's new status in the same statement."""
+    return sa.text(f"""
+        WITH changed AS ({changed_jobs}),
+        history AS (
+            INSERT INTO bench.floor_history (job_id, status, worker_id, attempt_number)
+            SELECT id, '{status}', worker_id, retry_count + 1 FROM changed),
+        entities AS (
+            UPDATE bench.floor_entities e SET processing_status = '{entity_status}', updated_at = now()
+              FROM changed c WHERE e.id = c.entity_id)
+        SELECT id::text FROM changed
+    """)
+
+
+_STEP_COLUMNS = "RETURNING j.id, j.entity_id, j.worker_id, j.retry_count"
+FLOOR_CLAIM = _with_step_writes(RAW_CLAIM.text.replace("RETURNING j.id::text", _STEP_COLUMNS), "running", "xml_parsing")
+FLOOR_COMPLETE = _with_step_writes(RAW_COMPLETE.text + _STEP_COLUMNS, "completed", "parsed")
+
+
 def claim_project(conn: sa.Connection, batch_size: int, worker_id: str) -> list[str]:
     return [job.id for job in queue.claim(conn, "xml_parsing", batch_size, worker_id, LEASE_SECONDS)]
 
@@ -118,7 +165,21 @@ def complete_raw(conn: sa.Connection, job_ids: list[str], worker_id: str) -> Non
     conn.execute(RAW_COMPLETE, {"ids": job_ids, "results": results, "worker_id": worker_id})
 
 
-CLAIM_AND_COMPLETE = {"project": (claim_project, complete_project), "raw": (claim_raw, complete_raw)}
+def claim_floor(conn: sa.Connection, batch_size: int, worker_id: str) -> list[str]:
+    rows = conn.execute(FLOOR_CLAIM, {"limit": batch_size, "worker_id": worker_id, "lease_seconds": LEASE_SECONDS})
+    return list(rows.scalars())
+
+
+def complete_floor(conn: sa.Connection, job_ids: list[str], worker_id: str) -> None:
+    results = [json.dumps({"records": 1})] * len(job_ids)
+    conn.execute(FLOOR_COMPLETE, {"ids": job_ids, "results": results, "worker_id": worker_id})
+
+
+CLAIM_AND_COMPLETE = {
+    "project": (claim_project, complete_project),
+    "floor": (claim_floor, complete_floor),
+    "raw": (claim_raw, complete_raw),
+}
 
 
 def work_until_empty(url: str, kind: str, batch_size: int, worker_id: str, start) -> tuple[int, float, float]:
@@ -152,6 +213,8 @@ def prepare(engine: sa.Engine, kind: str, jobs: int) -> None:
         else:
             conn.execute(CREATE_RAW)
             conn.execute(LOAD_RAW, {"jobs": jobs})
+            if kind == "floor":
+                conn.execute(CREATE_FLOOR)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(sa.text("VACUUM ANALYZE"))
 
@@ -180,18 +243,26 @@ def main() -> None:
     rows = []
     for batch_size in BATCH_SIZES:
         for workers in WORKER_COUNTS:
-            project = measure(engine, url_text, "project", batch_size, workers)
-            raw = measure(engine, url_text, "raw", batch_size, workers)
-            log(f"batch {batch_size:>4}, {workers} workers: project {project:>9,.0f} jobs/s, raw {raw:>9,.0f} jobs/s")
-            rows.append((batch_size, workers, JOBS_PER_BATCH_SIZE[batch_size], project, raw))
+            rates = {kind: measure(engine, url_text, kind, batch_size, workers) for kind in CLAIM_AND_COMPLETE}
+            log(f"batch {batch_size:>4}, {workers} workers: "
+                + ", ".join(f"{kind} {rate:>9,.0f} jobs/s" for kind, rate in rates.items()))
+            rows.append((batch_size, workers, JOBS_PER_BATCH_SIZE[batch_size], rates))
     engine.dispose()
 
-    print(f"{'batch':>5}  {'workers':>7}  {'jobs':>6}  {'project jobs/s':>14}  {'raw jobs/s':>10}  {'ratio':>5}")
-    for batch_size, workers, jobs, project, raw in rows:
-        print(f"{batch_size:>5}  {workers:>7}  {jobs:>6}  {project:>14,.0f}  {raw:>10,.0f}  {project / raw:>5.2f}")
-    project, raw = next((p, r) for b, w, _, p, r in rows if (b, w) == (1000, 4))
-    print(json.dumps({"project_jobs_per_s": round(project), "raw_jobs_per_s": round(raw), "ratio": round(project / raw, 3)}))
-
+    print(f"{'batch':>5}  {'workers':>7}  {'jobs':>6}  {'project jobs/s':>14}  {'floor jobs/s':>12}  {'raw jobs/s':>10}"
+          f"  {'ratio':>5}  {'floor ratio':>11}")
+    for batch_size, workers, jobs, rates in rows:
+        project, floor, raw = rates["project"], rates["floor"], rates["raw"]
+        print(f"{batch_size:>5}  {workers:>7}  {jobs:>6}  {project:>14,.0f}  {floor:>12,.0f}  {raw:>10,.0f}"
+              f"  {project / raw:>5.2f}  {floor / raw:>11.2f}")
+    rates = next(rates for b, w, _, rates in rows if (b, w) == (1000, 4))
+    print(json.dumps({
+        "project_jobs_per_s": round(rates["project"]),
+        "raw_jobs_per_s": round(rates["raw"]),
+        "ratio": round(rates["project"] / rates["raw"], 3),
+        "floor_jobs_per_s": round(rates["floor"]),
+        "floor_ratio": round(rates["floor"] / rates["raw"], 3),
+    }))
 
 if __name__ == "__main__":
     main()
