@@ -156,13 +156,16 @@ def officers(
         shared = participant.officer_fields
         if shared is None:
             shared = participant.officer_fields = _officer_fields(participant)
+        officer = {**shared, "role_code": code, "role": label}
+        # Fields left out take the model's default (None): fewer keys to build and validate.
         representation = representations.get(number)
-        if representation is None:
-            found.append({**shared, "role_code": code, "role": label, "representation": None, "exempt_181": None,
-                          "liability_amount": liabilities.get(number)})  # fmt: skip
-        else:
-            found.append({**shared, "role_code": code, "role": label, "representation": representation.text,
-                          "exempt_181": representation.exempt_181, "liability_amount": liabilities.get(number)})  # fmt: skip
+        if representation is not None:
+            officer["representation"] = representation.text
+            officer["exempt_181"] = representation.exempt_181
+        liability = liabilities.get(number)
+        if liability is not None:
+            officer["liability_amount"] = liability
+        found.append(officer)
     return found
 
 
