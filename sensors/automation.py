@@ -30,7 +30,7 @@ def automation_event_sensor(context: dg.SensorEvaluationContext, database: Datab
     evaluation = evaluate_events(engine, cursor, time_budget_s=EVALUATION_BUDGET_S)
     delivery = run_due_actions(engine, time_budget_s=DELIVERY_BUDGET_S)
     if cursor is None:
-        context.log.info("no cursor yet: monitoring starts from the present")
+        context.log.info("no cursor yet, or one of an earlier format: monitoring starts from the present")
     if delivery.failed or delivery.expired:
         context.log.warning(f"scheduled actions failed: {delivery.failed}, expired: {delivery.expired}")
     return dg.SensorResult(

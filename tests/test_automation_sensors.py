@@ -45,7 +45,7 @@ def test_event_sensor_starts_from_the_present_then_fires_and_delivers(engine, db
         assert notification_titles(conn) == ["Sensor GmbH: seat changed"]
     [delivery] = receiver.deliveries
     assert verify_signature("k", delivery.body, delivery.headers[SIGNATURE_HEADER])
-    assert EventCursor.from_json(second.cursor).revision_id > EventCursor.from_json(first.cursor).revision_id
+    assert EventCursor.from_json(second.cursor).revision > EventCursor.from_json(first.cursor).revision
     assert "1 completed" in second.skip_reason.skip_message
     third = tick(automation_event_sensor, db_url, second.cursor)
     assert len(receiver.deliveries) == 1 and third.cursor == second.cursor

@@ -44,7 +44,7 @@ def test_watched_company_change_fires_rules_for_the_changed_fields_only(engine):
         assert fired.event["changes"]["officers"]["new"] == [{"role": "Geschäftsführer", "name": "Max Neu"}]
         assert notification_titles(conn) == ["Muster GmbH: officers changed"] * 2
     assert summary.outcomes == {Outcome.SUCCEEDED: 2}
-    assert summary.cursor.revision_id > cursor.revision_id
+    assert summary.cursor.revision > cursor.revision
 
 
 def test_first_revision_and_parser_only_changes_are_no_change(engine):
@@ -147,6 +147,50 @@ def test_company_created_before_the_rule_does_not_match(engine):
 
     with engine.connect() as conn:
         assert log_rows(conn, rule.id) == []
+
+
+def test_a_change_that_commits_late_is_read_late_not_skipped(engine):
+    with engine.begin() as conn:
+        early, late = make_entity(conn, "Frueh GmbH"), make_entity(conn, "Spaet GmbH")
+        add_revision(conn, early, company_record())
+        add_revision(conn, late, company_record())
+        rule = make_rule(conn, "entity_changed", watched=(early, late))
+    cursor = start(engine)
+    with engine.connect() as slow:
+        # The slow writer takes the lower revision id, then a quick one commits a higher id.
+        slow_transaction = slow.begin()
+        add_revision(slow, early, company_record(seat="Bremen"))
+        with engine.begin() as conn:
+            add_revision(conn, late, company_record(seat="Kiel"))
+
+        while_open = evaluate_events(engine, cursor)
+        slow_transaction.commit()
+    after_commit = evaluate_events(engine, while_open.cursor)
+
+    # Nothing at or above the running transaction is read while it runs; both changes come after.
+    assert while_open.events == 0 and while_open.cursor == cursor
+    assert after_commit.outcomes == {Outcome.SUCCEEDED: 2}
+    with engine.connect() as conn:
+        assert sorted(row.event["changes"]["seat"]["new"] for row in log_rows(conn, rule.id)) == ["Bremen", "Kiel"]
+    assert evaluate_events(engine, after_commit.cursor).events == 0
+
+
+def test_a_company_inserted_by_a_long_transaction_still_matches(engine):
+    with engine.begin() as conn:
+        search = save_search(conn, "Werft", mode="any")
+        rule = make_rule(conn, "search_match", source_config={"search_id": str(search)})
+    cursor = start(engine)
+    with engine.connect() as slow:
+        slow_transaction = slow.begin()
+        make_entity(slow, "Werft Kiel GmbH")
+        with engine.begin() as conn:
+            make_entity(conn, "Werft Rostock GmbH")
+        while_open = evaluate_events(engine, cursor)
+        slow_transaction.commit()
+    evaluate_events(engine, while_open.cursor)
+
+    with engine.connect() as conn:
+        assert sorted(row.event["name"] for row in log_rows(conn, rule.id)) == ["Werft Kiel GmbH", "Werft Rostock GmbH"]
 
 
 def test_permanent_job_failure_fires_and_a_retried_one_does_not(engine):

@@ -1,7 +1,9 @@
 """Event sources: what happened since a cursor, and which rules it concerns.
 
-Four streams feed the event-driven rules, each read in id (or creation) order from where the
-cursor stands:
+Four streams feed the event-driven rules. Each is read from where the cursor stands, in the
+order of (inserting transaction, id), and only up to the horizon: the oldest transaction still
+running (db/sql/0004_event_horizon.sql). Below it every transaction has ended, so a row that
+commits late is read late but never skipped, however the ids of concurrent writers interleave.
 
 - content.entity_revisions: a new revision is a change of a company's record; it is compared
   with the previous revision of the same ``source_record_key`` to tell which fields changed. The
@@ -21,8 +23,8 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
+from dataclasses import asdict, dataclass, field, fields as dataclass_fields, replace
+from datetime import datetime
 from typing import Any, Iterable, Mapping
 
 import sqlalchemy as sa
@@ -31,7 +33,6 @@ from orchestration.automation.rules import CHANGE_FIELDS, Rule
 from orchestration.automation.tables import watch_list
 
 EVENT_SOURCE_TYPES = ("entity_changed", "search_match", "job_failed")
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def _json_value(value: Any) -> str:
@@ -66,49 +67,78 @@ class Event:
         return json.loads(json.dumps(document, default=_json_value))
 
 
+# Where a stream stands: the (inserting transaction, id) of the last row read, (0, "") at the start.
+Position = tuple[int, Any]
+_START: Position = (0, "")
+
+
 @dataclass(frozen=True)
 class EventCursor:
     """How far each stream has been evaluated."""
 
-    revision_id: int = 0
-    shareholder_list_id: int = 0
-    entity_created_at: datetime = _EPOCH
-    entity_id: str = ""
-    failure_history_id: int = 0
+    revision: Position = _START
+    shareholder_list: Position = _START
+    entity: Position = _START
+    failure: Position = _START
 
     def to_json(self) -> str:
-        document = asdict(self)
-        document["entity_created_at"] = self.entity_created_at.isoformat()
-        return json.dumps(document, sort_keys=True)
+        return json.dumps(asdict(self), sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> EventCursor:
+    def from_json(cls, text: str) -> EventCursor | None:
+        """The cursor ``to_json`` wrote; None for a cursor of an earlier format (positions by id
+        alone), which cannot be carried over: evaluation then starts from the present."""
         document = json.loads(text)
-        document["entity_created_at"] = datetime.fromisoformat(document["entity_created_at"])
-        return cls(**document)
+        if set(document) != {f.name for f in dataclass_fields(cls)}:
+            return None
+        return cls(**{name: (int(xid), row_id) for name, (xid, row_id) in document.items()})
 
     @classmethod
     def at_end(cls, conn: sa.Connection) -> EventCursor:
-        """A cursor past everything that exists now: monitoring starts from the present."""
-        return cls(
-            revision_id=_max_id(conn, "content.entity_revisions"),
-            shareholder_list_id=_max_id(conn, "content.shareholder_lists"),
-            failure_history_id=_max_id(conn, "processing.job_step_history"),
-            **_newest_entity(conn),
-        )
+        """A cursor past everything below the horizon now: monitoring starts from the present."""
+        return cls(**{name: _stream_end(conn, stream) for name, stream in _STREAMS.items()})
 
 
-def _max_id(conn: sa.Connection, table: str) -> int:
-    return conn.execute(sa.text(f"SELECT coalesce(max(id), 0) FROM {table}")).scalar_one()
+@dataclass(frozen=True)
+class _Stream:
+    table: str
+    id_type: str
+    # The rows that can be events at all (the stream's index covers just these), with {a} for
+    # the table's alias.
+    condition: str = "true"
+
+    def after(self, alias: str) -> str:
+        """SQL: rows after the position :after_xid, :after_id and below the horizon."""
+        return f"""({alias}.created_xid, {alias}.id) > (CAST(CAST(:after_xid AS text) AS xid8), CAST(:after_id AS {self.id_type}))
+           AND {alias}.created_xid < pg_snapshot_xmin(pg_current_snapshot())
+           AND {self.condition.format(a=alias)}"""
+
+    def parameters(self, position: Position) -> dict[str, Any]:
+        xid, row_id = position
+        return {"after_xid": xid, "after_id": row_id or _ZERO_ID[self.id_type]}
 
 
-def _newest_entity(conn: sa.Connection) -> dict[str, Any]:
-    row = conn.execute(
-        sa.text("SELECT created_at, id FROM content.entities ORDER BY created_at DESC, id DESC LIMIT 1")
-    ).first()
-    if row is None:
-        return {"entity_created_at": _EPOCH, "entity_id": ""}
-    return {"entity_created_at": row.created_at, "entity_id": str(row.id)}
+_ZERO_ID = {"bigint": 0, "uuid": "00000000-0000-0000-0000-000000000000"}
+_STREAMS = {
+    "revision": _Stream("content.entity_revisions", "bigint"),
+    "shareholder_list": _Stream("content.shareholder_lists", "bigint", "{a}.valid"),
+    "entity": _Stream("content.entities", "uuid"),
+    "failure": _Stream("processing.job_step_history", "bigint", "{a}.status = 'failed'"),
+}
+
+
+def _position(row: Any) -> Position:
+    """The position of a row read with ``created_xid::text AS created_xid`` and ``id``."""
+    return (int(row.created_xid), row.id if isinstance(row.id, int) else str(row.id))
+
+
+def _stream_end(conn: sa.Connection, stream: _Stream) -> Position:
+    row = conn.execute(sa.text(f"""
+        SELECT t.created_xid::text AS created_xid, t.id FROM {stream.table} t
+         WHERE t.created_xid < pg_snapshot_xmin(pg_current_snapshot()) AND {stream.condition.format(a="t")}
+         ORDER BY t.created_xid DESC, t.id DESC
+         LIMIT 1""")).first()
+    return _position(row) if row else _START
 
 
 @dataclass(frozen=True)
@@ -119,8 +149,9 @@ class EventBatch:
     more: bool
 
 
-_REVISIONS = sa.text("""
-    SELECT r.id, r.entity_id, r.created_at, r.record, p.id AS previous_id, p.record AS previous_record,
+_REVISIONS = sa.text(f"""
+    SELECT r.id, r.created_xid::text AS created_xid, r.entity_id, r.created_at, r.record,
+           p.id AS previous_id, p.record AS previous_record,
            e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
       FROM content.entity_revisions r
       JOIN content.entities e ON e.id = r.entity_id
@@ -128,13 +159,14 @@ _REVISIONS = sa.text("""
           SELECT p.id, p.record FROM content.entity_revisions p
            WHERE p.source_record_key = r.source_record_key AND p.id < r.id
            ORDER BY p.id DESC LIMIT 1) p ON true
-     WHERE r.id > :after
-     ORDER BY r.id
+     WHERE {_STREAMS["revision"].after("r")}
+     ORDER BY r.created_xid, r.id
      LIMIT :limit
 """)
 
-_SHAREHOLDER_LISTS = sa.text("""
-    SELECT l.id, l.entity_id, l.created_at, p.id AS previous_id, p.content_hash <> l.content_hash AS changed,
+_SHAREHOLDER_LISTS = sa.text(f"""
+    SELECT l.id, l.created_xid::text AS created_xid, l.entity_id, l.created_at, p.id AS previous_id,
+           p.content_hash <> l.content_hash AS changed,
            e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
       FROM content.shareholder_lists l
       JOIN content.entities e ON e.id = l.entity_id
@@ -142,31 +174,32 @@ _SHAREHOLDER_LISTS = sa.text("""
           SELECT p.id, p.content_hash FROM content.shareholder_lists p
            WHERE p.entity_id = l.entity_id AND p.id < l.id AND p.valid
            ORDER BY p.id DESC LIMIT 1) p ON true
-     WHERE l.id > :after AND l.valid
-     ORDER BY l.id
+     WHERE {_STREAMS["shareholder_list"].after("l")}
+     ORDER BY l.created_xid, l.id
      LIMIT :limit
 """)
 
-_NEW_ENTITIES = sa.text("""
-    SELECT id, name, court_code, court_name, register_type, register_number, register_suffix,
-           legal_form, seat, created_at
-      FROM content.entities
-     WHERE (created_at, id) > (:after_created_at, CAST(:after_id AS uuid))
-     ORDER BY created_at, id
+_NEW_ENTITIES = sa.text(f"""
+    SELECT e.id, e.created_xid::text AS created_xid, e.name, e.court_code, e.court_name, e.register_type,
+           e.register_number, e.register_suffix, e.legal_form, e.seat, e.created_at
+      FROM content.entities e
+     WHERE {_STREAMS["entity"].after("e")}
+     ORDER BY e.created_xid, e.id
      LIMIT :limit
 """)
 
-# Failure transitions up to a fixed upper id, so that the cursor can move past the many other
-# history rows (claims, completions) when there is no failure among them.
-_PERMANENT_FAILURES = sa.text("""
-    SELECT h.id AS history_id, h.created_at, j.id AS job_id, j.type AS job_type, j.failure_class, j.entity_id,
+# Every failure transition moves the cursor; a permanent one (its job is still failed, i.e. the
+# database did not re-queue it in the failing statement) is an event.
+_FAILURES = sa.text(f"""
+    SELECT h.id, h.created_xid::text AS created_xid, h.created_at, j.status = 'failed' AS permanent,
+           j.id AS job_id, j.type AS job_type, j.failure_class, j.entity_id,
            j.search_id, j.retry_count, j.result -> 'error' AS error,
            e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
       FROM processing.job_step_history h
-      JOIN processing.processing_jobs j ON j.id = h.job_id AND j.status = 'failed'
+      JOIN processing.processing_jobs j ON j.id = h.job_id
       LEFT JOIN content.entities e ON e.id = j.entity_id
-     WHERE h.id > :after AND h.id <= :upto AND h.status = 'failed'
-     ORDER BY h.id
+     WHERE {_STREAMS["failure"].after("h")}
+     ORDER BY h.created_xid, h.id
      LIMIT :limit
 """)
 
@@ -192,8 +225,8 @@ def changed_fields(record: Mapping[str, Any], previous: Mapping[str, Any]) -> fr
     return frozenset(key for key in keys if record.get(key) != previous.get(key))
 
 
-def _revision_events(conn: sa.Connection, after: int, limit: int) -> tuple[list[Event], int, bool]:
-    rows = conn.execute(_REVISIONS, {"after": after, "limit": limit}).all()
+def _revision_events(conn: sa.Connection, after: Position, limit: int) -> tuple[list[Event], Position, bool]:
+    rows = conn.execute(_REVISIONS, {**_STREAMS["revision"].parameters(after), "limit": limit}).all()
     events = []
     for row in rows:
         if row.previous_id is None:
@@ -219,11 +252,11 @@ def _revision_events(conn: sa.Connection, after: int, limit: int) -> tuple[list[
             },
             changed_fields=fields,
         ))
-    return events, rows[-1].id if rows else after, len(rows) == limit
+    return events, _position(rows[-1]) if rows else after, len(rows) == limit
 
 
-def _shareholder_events(conn: sa.Connection, after: int, limit: int) -> tuple[list[Event], int, bool]:
-    rows = conn.execute(_SHAREHOLDER_LISTS, {"after": after, "limit": limit}).all()
+def _shareholder_events(conn: sa.Connection, after: Position, limit: int) -> tuple[list[Event], Position, bool]:
+    rows = conn.execute(_SHAREHOLDER_LISTS, {**_STREAMS["shareholder_list"].parameters(after), "limit": limit}).all()
     events = [
         Event(
             source_type="entity_changed",
@@ -243,15 +276,11 @@ def _shareholder_events(conn: sa.Connection, after: int, limit: int) -> tuple[li
         for row in rows
         if row.changed
     ]
-    return events, rows[-1].id if rows else after, len(rows) == limit
+    return events, _position(rows[-1]) if rows else after, len(rows) == limit
 
 
-def _new_entity_events(conn: sa.Connection, cursor: EventCursor, limit: int) -> tuple[list[Event], dict[str, Any], bool]:
-    rows = conn.execute(_NEW_ENTITIES, {
-        "after_created_at": cursor.entity_created_at,
-        "after_id": cursor.entity_id or "00000000-0000-0000-0000-000000000000",
-        "limit": limit,
-    }).all()
+def _new_entity_events(conn: sa.Connection, after: Position, limit: int) -> tuple[list[Event], Position, bool]:
+    rows = conn.execute(_NEW_ENTITIES, {**_STREAMS["entity"].parameters(after), "limit": limit}).all()
     events = [
         Event(
             source_type="search_match",
@@ -269,21 +298,21 @@ def _new_entity_events(conn: sa.Connection, cursor: EventCursor, limit: int) -> 
         )
         for row in rows
     ]
-    position = {"entity_created_at": rows[-1].created_at, "entity_id": str(rows[-1].id)} if rows else {}
-    return events, position, len(rows) == limit
+    return events, _position(rows[-1]) if rows else after, len(rows) == limit
 
 
-def _failure_events(conn: sa.Connection, after: int, limit: int) -> tuple[list[Event], int, bool]:
-    upto = _max_id(conn, "processing.job_step_history")
-    rows = conn.execute(_PERMANENT_FAILURES, {"after": after, "upto": upto, "limit": limit}).all()
+def _failure_events(conn: sa.Connection, after: Position, limit: int) -> tuple[list[Event], Position, bool]:
+    rows = conn.execute(_FAILURES, {**_STREAMS["failure"].parameters(after), "limit": limit}).all()
     events = []
     for row in rows:
+        if not row.permanent:
+            continue
         subject = row.entity_id or row.search_id
         what = row.name if row.entity_id else f"search {row.search_id}"
         error = row.error or {}
         events.append(Event(
             source_type="job_failed",
-            key=f"job_failure:{row.history_id}",
+            key=f"job_failure:{row.id}",
             subject_id=subject,
             entity_id=row.entity_id,
             occurred_at=row.created_at,
@@ -298,8 +327,7 @@ def _failure_events(conn: sa.Connection, after: int, limit: int) -> tuple[list[E
                 "attempts": row.retry_count + 1,
             },
         ))
-    full = len(rows) == limit
-    return events, rows[-1].history_id if full else upto, full
+    return events, _position(rows[-1]) if rows else after, len(rows) == limit
 
 
 def _reads_shareholder_lists(rule: Rule) -> bool:
@@ -313,39 +341,22 @@ def collect_events(conn: sa.Connection, cursor: EventCursor, rules: Iterable[Rul
     from the present instead of scanning history."""
     rules = list(rules)
     kinds = {rule.source_type for rule in rules}
+    read = {
+        "revision": ("entity_changed" in kinds, _revision_events),
+        "shareholder_list": (any(_reads_shareholder_lists(rule) for rule in rules), _shareholder_events),
+        "entity": ("search_match" in kinds, _new_entity_events),
+        "failure": ("job_failed" in kinds, _failure_events),
+    }
     events: list[Event] = []
     more = False
-    position: dict[str, Any] = {}
-
-    if "entity_changed" in kinds:
-        found, position["revision_id"], full = _revision_events(conn, cursor.revision_id, limit)
-        events += found
-        more |= full
-    else:
-        position["revision_id"] = _max_id(conn, "content.entity_revisions")
-
-    if any(_reads_shareholder_lists(rule) for rule in rules):
-        found, position["shareholder_list_id"], full = _shareholder_events(conn, cursor.shareholder_list_id, limit)
-        events += found
-        more |= full
-    else:
-        position["shareholder_list_id"] = _max_id(conn, "content.shareholder_lists")
-
-    if "search_match" in kinds:
-        found, entity_position, full = _new_entity_events(conn, cursor, limit)
-        position.update(entity_position)
-        events += found
-        more |= full
-    else:
-        position.update(_newest_entity(conn))
-
-    if "job_failed" in kinds:
-        found, position["failure_history_id"], full = _failure_events(conn, cursor.failure_history_id, limit)
-        events += found
-        more |= full
-    else:
-        position["failure_history_id"] = _max_id(conn, "processing.job_step_history")
-
+    position: dict[str, Position] = {}
+    for name, (listened_to, read_stream) in read.items():
+        if listened_to:
+            found, position[name], full = read_stream(conn, getattr(cursor, name), limit)
+            events += found
+            more |= full
+        else:
+            position[name] = _stream_end(conn, _STREAMS[name])
     return EventBatch(events=events, cursor=replace(cursor, **position), more=more)
 
 
