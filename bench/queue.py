@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import time
+import uuid
 
 import sqlalchemy as sa
 
@@ -227,7 +228,8 @@ def measure(engine: sa.Engine, url: str, kind: str, batch_size: int, workers: in
     with context.Manager() as manager, context.Pool(workers) as pool:
         start = manager.Barrier(workers)
         results = pool.starmap(work_until_empty, [
-            (url, kind, batch_size, f"{kind}-worker-{n}", start) for n in range(workers)
+            # Worker ids as Dagster runs claim: their run ids.
+            (url, kind, batch_size, str(uuid.uuid4()), start) for _ in range(workers)
         ])
     done = sum(count for count, _, _ in results)
     if done != jobs:
