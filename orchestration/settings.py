@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 LIVE_REGISTER_URL = "https://www.handelsregister.de"
@@ -52,6 +53,21 @@ class Settings(BaseSettings):
     llm_base_url: str = Field("", description="OpenAI-compatible endpoint for shareholder extraction; empty: rules only.")
     llm_model: str = Field("gpt-4o-mini", description="Model name sent to the LLM endpoint.")
     llm_api_key: str = Field("", description="API key of the LLM endpoint.")
+    webhook_allowed_networks: str = Field(
+        "",
+        description="Comma-separated networks (CIDR) that webhooks may reach besides public addresses, "
+        "such as 10.0.0.0/8 for receivers inside the company network; empty: public addresses only.",
+    )
+
+    @field_validator("webhook_allowed_networks")
+    @classmethod
+    def _networks_parse(cls, value: str) -> str:
+        _parse_networks(value)  # a typo fails at start, not at the first delivery
+        return value
+
+    @property
+    def webhook_networks(self) -> tuple[IPv4Network | IPv6Network, ...]:
+        return _parse_networks(self.webhook_allowed_networks)
 
     @property
     def resolved_data_dir(self) -> Path:
@@ -82,6 +98,10 @@ class Settings(BaseSettings):
         if self.rate_limit_per_hour > 0:
             return self.rate_limit_per_hour
         return 60 if self.register_kind == "live" else 36000
+
+
+def _parse_networks(value: str) -> tuple[IPv4Network | IPv6Network, ...]:
+    return tuple(ip_network(part.strip()) for part in value.split(",") if part.strip())
 
 
 @lru_cache(maxsize=1)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from ipaddress import ip_network
+
+import pytest
 import sqlalchemy as sa
 
 from orchestration.automation import (
@@ -14,6 +17,8 @@ from orchestration.automation import (
     verify_signature,
 )
 from orchestration.automation.sources import Event
+from orchestration.automation.webhooks import WebhookError, pinned_destinations
+from orchestration.settings import get_settings
 from test_automation_support import (  # noqa: F401 - receiver is a fixture
     ORGANIZATION,
     USER,
@@ -186,6 +191,50 @@ def test_webhook_fails_for_good_on_a_client_error_or_when_retries_run_out(engine
         assert [row.status for row in log_rows(conn, rule.id)] == ["failed", "failed"]
         assert [a.status for a in scheduled_actions(conn)] == ["failed", "failed"]
     assert len(receiver.deliveries) == 3
+
+
+def test_webhook_to_a_private_address_fails_for_good_unless_its_network_is_allowed(engine, receiver, monkeypatch):
+    monkeypatch.setenv("HREG_WEBHOOK_ALLOWED_NETWORKS", "")
+    get_settings.cache_clear()
+    with engine.begin() as conn:
+        company = make_entity(conn)
+        rule = make_rule(conn, "entity_changed", "webhook", action_config={"url": receiver.url, "secret": SECRET})
+    with engine.connect() as conn:
+        fire(conn, rule, change_event(company, "revision:1"))
+
+    assert run_due_actions(engine).failed == 1  # no retry: the address will not become public
+
+    with engine.connect() as conn:
+        [action] = scheduled_actions(conn)
+    assert "127.0.0.1, which is not a public address" in action.last_error
+    assert "HREG_WEBHOOK_ALLOWED_NETWORKS" in action.last_error
+    assert receiver.deliveries == []
+
+
+def test_webhook_by_host_name_connects_to_the_checked_address_and_keeps_the_host(engine, receiver):
+    url = receiver.url.replace("127.0.0.1", "localhost")
+    with engine.begin() as conn:
+        company = make_entity(conn)
+        rule = make_rule(conn, "entity_changed", "webhook", action_config={"url": url, "secret": SECRET})
+    with engine.connect() as conn:
+        fire(conn, rule, change_event(company, "revision:1"))
+
+    assert run_due_actions(engine).completed == 1
+
+    [delivery] = receiver.deliveries
+    assert delivery.headers["Host"] == url.split("/")[2]
+
+
+def test_webhook_destinations_are_resolved_addresses_checked_against_the_allowed_networks():
+    targets, host = pinned_destinations("https://user:pw@127.0.0.1:8443/hook?x=1", [ip_network("127.0.0.0/8")])
+    assert (targets, host) == (["https://user:pw@127.0.0.1:8443/hook?x=1"], "127.0.0.1")
+    for private in ("http://10.1.2.3/", "http://169.254.169.254/latest/meta-data/", "http://[::1]:3000/graphql"):
+        with pytest.raises(WebhookError, match="not a public address") as raised:
+            pinned_destinations(private, [ip_network("127.0.0.0/8")])
+        assert not raised.value.retryable
+    with pytest.raises(WebhookError, match="cannot resolve") as raised:
+        pinned_destinations("http://no-such-host.invalid/hook", [])
+    assert raised.value.retryable
 
 
 def test_delayed_action_waits_until_it_is_due(engine):

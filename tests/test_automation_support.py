@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from orchestration.automation import create_rule, watch
 from orchestration.automation.sources import Event
+from orchestration.settings import get_settings
 
 ORGANIZATION = uuid.UUID("00000000-0000-4000-8000-0000000000a1")
 OTHER_ORGANIZATION = uuid.UUID("00000000-0000-4000-8000-0000000000a2")
@@ -143,7 +144,10 @@ class WebhookReceiver:
 
 
 @pytest.fixture
-def receiver():
+def receiver(monkeypatch):
+    # The receiver listens on loopback, which webhooks reach only when allowed.
+    monkeypatch.setenv("HREG_WEBHOOK_ALLOWED_NETWORKS", "127.0.0.0/8, ::1/128")
+    get_settings.cache_clear()
     state = WebhookReceiver(url="")
     lock = threading.Lock()
 
@@ -167,3 +171,4 @@ def receiver():
     yield state
     server.shutdown()
     server.server_close()
+    get_settings.cache_clear()

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 from orchestration.automation import webhooks
 from orchestration.automation.rules import Rule, get_rule
 from orchestration.automation.tables import notifications, scheduled_action, trigger_log
+from orchestration.settings import get_settings
 
 RETRY_BACKOFF_BASE_S = 30
 RETRY_BACKOFF_CAP_S = 3600
@@ -231,7 +232,8 @@ def _run_claimed(conn: sa.Connection, client: httpx.Client, action: sa.Row) -> s
         }
         try:
             webhooks.post(client, config["url"], config["secret"], payload, delivery_id=str(action.id),
-                          event_type=action.event.get("type", ""), timeout_s=config["timeout_seconds"])
+                          event_type=action.event.get("type", ""), timeout_s=config["timeout_seconds"],
+                          allowed_networks=get_settings().webhook_networks)
         except webhooks.WebhookError as exc:
             with conn.begin():
                 return _retry_or_fail(conn, action, str(exc), exc.retryable)
