@@ -156,30 +156,28 @@ def complete_project(conn: sa.Connection, job_ids: list[str], worker_id: str) ->
     queue.complete(conn, worker_id, [(job_id, {"records": 1}) for job_id in job_ids])
 
 
-def claim_raw(conn: sa.Connection, batch_size: int, worker_id: str) -> list[str]:
-    rows = conn.execute(RAW_CLAIM, {"limit": batch_size, "worker_id": worker_id, "lease_seconds": LEASE_SECONDS})
-    return list(rows.scalars())
+class BareStatements:
+    """Claim and completion by plain statements on the bench tables (raw and floor)."""
+
+    def __init__(self, claim: sa.TextClause, complete: sa.TextClause) -> None:
+        self.claim_statement, self.complete_statement = claim, complete
+
+    def claim(self, conn: sa.Connection, batch_size: int, worker_id: str) -> list[str]:
+        parameters = {"limit": batch_size, "worker_id": worker_id, "lease_seconds": LEASE_SECONDS}
+        return list(conn.execute(self.claim_statement, parameters).scalars())
+
+    def complete(self, conn: sa.Connection, job_ids: list[str], worker_id: str) -> None:
+        results = [json.dumps({"records": 1})] * len(job_ids)
+        conn.execute(self.complete_statement, {"ids": job_ids, "results": results, "worker_id": worker_id})
 
 
-def complete_raw(conn: sa.Connection, job_ids: list[str], worker_id: str) -> None:
-    results = [json.dumps({"records": 1})] * len(job_ids)
-    conn.execute(RAW_COMPLETE, {"ids": job_ids, "results": results, "worker_id": worker_id})
-
-
-def claim_floor(conn: sa.Connection, batch_size: int, worker_id: str) -> list[str]:
-    rows = conn.execute(FLOOR_CLAIM, {"limit": batch_size, "worker_id": worker_id, "lease_seconds": LEASE_SECONDS})
-    return list(rows.scalars())
-
-
-def complete_floor(conn: sa.Connection, job_ids: list[str], worker_id: str) -> None:
-    results = [json.dumps({"records": 1})] * len(job_ids)
-    conn.execute(FLOOR_COMPLETE, {"ids": job_ids, "results": results, "worker_id": worker_id})
-
+RAW = BareStatements(RAW_CLAIM, RAW_COMPLETE)
+FLOOR = BareStatements(FLOOR_CLAIM, FLOOR_COMPLETE)
 
 CLAIM_AND_COMPLETE = {
     "project": (claim_project, complete_project),
-    "floor": (claim_floor, complete_floor),
-    "raw": (claim_raw, complete_raw),
+    "floor": (FLOOR.claim, FLOOR.complete),
+    "raw": (RAW.claim, RAW.complete),
 }
 
 
