@@ -14,7 +14,6 @@ from datetime import datetime, timedelta, timezone
 from time import monotonic
 from typing import Any, Mapping
 
-import httpx
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
@@ -208,7 +207,7 @@ def claim_due_actions(conn: sa.Connection, limit: int) -> list[sa.Row]:
     ).all()
 
 
-def _run_claimed(conn: sa.Connection, client: httpx.Client, action: sa.Row) -> str:
+def _run_claimed(conn: sa.Connection, action: sa.Row) -> str:
     """Run one claimed action and record how it went; returns its status (or ``retried``)."""
     with conn.begin():
         rule = get_rule(conn, action.trigger_rule_id)
@@ -231,7 +230,7 @@ def _run_claimed(conn: sa.Connection, client: httpx.Client, action: sa.Row) -> s
             "event": action.event,
         }
         try:
-            webhooks.post(client, config["url"], config["secret"], payload, delivery_id=str(action.id),
+            webhooks.post(config["url"], config["secret"], payload, delivery_id=str(action.id),
                           event_type=action.event.get("type", ""), timeout_s=config["timeout_seconds"],
                           allowed_networks=get_settings().webhook_networks)
         except webhooks.WebhookError as exc:
@@ -261,7 +260,7 @@ def run_due_actions(engine: Engine, *, limit: int = 100, time_budget_s: float = 
     the next call instead of waiting for a claim to go stale."""
     summary = DeliverySummary()
     deadline = monotonic() + time_budget_s
-    with engine.connect() as conn, httpx.Client() as client:
+    with engine.connect() as conn:
         with conn.begin():
             summary.expired += expire_overdue(conn)
         for _ in range(limit):
@@ -271,5 +270,5 @@ def run_due_actions(engine: Engine, *, limit: int = 100, time_budget_s: float = 
                 claimed = claim_due_actions(conn, 1)
             if not claimed:
                 break
-            summary.count(_run_claimed(conn, client, claimed[0]))
+            summary.count(_run_claimed(conn, claimed[0]))
     return summary

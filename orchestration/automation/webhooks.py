@@ -79,9 +79,12 @@ def pinned_destinations(url: str, allowed_networks: Sequence[Network]) -> tuple[
     return targets, host
 
 
-def post(client: httpx.Client, url: str, secret: str, payload: Mapping[str, Any], *, delivery_id: str,
-         event_type: str, timeout_s: float, allowed_networks: Sequence[Network] = ()) -> None:
-    """POST ``payload``; raises WebhookError unless the receiver answered 2xx."""
+def post(url: str, secret: str, payload: Mapping[str, Any], *, delivery_id: str, event_type: str,
+         timeout_s: float, allowed_networks: Sequence[Network] = ()) -> None:
+    """POST ``payload``; raises WebhookError unless the receiver answered 2xx.
+
+    Each delivery has a client of its own: a pool keys connections by address, and one opened
+    (and its certificate checked) for one host name must not carry another's delivery."""
     targets, host = pinned_destinations(url, allowed_networks)
     body = encode(payload)
     headers = {
@@ -92,16 +95,16 @@ def post(client: httpx.Client, url: str, secret: str, payload: Mapping[str, Any]
         DELIVERY_HEADER: delivery_id,
         EVENT_HEADER: event_type,
     }
-    for position, target in enumerate(targets, start=1):
-        try:
-            response = client.post(target, content=body, headers=headers, timeout=timeout_s,
-                                   follow_redirects=False, extensions={"sni_hostname": host})
-            break
-        except httpx.ConnectError as exc:  # as a resolver-order client does: on to the next address
-            if position == len(targets):
+    with httpx.Client(timeout=timeout_s, follow_redirects=False) as client:
+        for position, target in enumerate(targets, start=1):
+            try:
+                response = client.post(target, content=body, headers=headers, extensions={"sni_hostname": host})
+                break
+            except httpx.ConnectError as exc:  # as a resolver-order client does: on to the next address
+                if position == len(targets):
+                    raise WebhookError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
+            except httpx.HTTPError as exc:
                 raise WebhookError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
-        except httpx.HTTPError as exc:
-            raise WebhookError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
     if response.is_success:
         return
     # A client error other than timeout or rate limiting will not change by asking again.
