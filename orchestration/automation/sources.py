@@ -188,10 +188,12 @@ _NEW_ENTITIES = sa.text(f"""
      LIMIT :limit
 """)
 
-# Every failure transition moves the cursor; a permanent one (its job is still failed, i.e. the
-# database did not re-queue it in the failing statement) is an event.
+# Every failure transition moves the cursor; the permanent one is an event: its job is failed
+# and it is the job's last attempt (an earlier attempt's failure was re-queued, even when the
+# job has failed for good by the time it is read).
 _FAILURES = sa.text(f"""
-    SELECT h.id, h.created_xid::text AS created_xid, h.created_at, j.status = 'failed' AS permanent,
+    SELECT h.id, h.created_xid::text AS created_xid, h.created_at,
+           j.status = 'failed' AND h.attempt_number = j.retry_count + 1 AS permanent,
            j.id AS job_id, j.type AS job_type, j.failure_class, j.entity_id,
            j.search_id, j.retry_count, j.result -> 'error' AS error,
            e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
