@@ -14,6 +14,7 @@ import logging
 from lxml import etree
 
 from orchestration.xjustiz import codes
+from orchestration.xjustiz.amounts import AmountNames, read_capital, read_liabilities
 from orchestration.xjustiz.extract import ExtractNames, read_extract
 from orchestration.xjustiz.participants import (
     ParticipantNames,
@@ -56,9 +57,14 @@ ADDRESS = T + "Anschrift"
 CITY = T + "Ort"
 AUTHORITY = T + "Vertretungsbefugnis"
 ROLE_REFERENCE = T + "Ref_Rollennummer"
-# Below Zusatzangaben/Kapitalgesellschaft.
-CAPITAL_PATHS = ((T + "Zusatz_GmbH", T + "Stammkapital"), (T + "Zusatz_AG", T + "Grundkapital"))
-LIMITED_PARTNERS = (T + "Personengesellschaft", T + "Zusatz_KG")
+AMOUNTS = AmountNames(
+    capital_company=T + "Kapitalgesellschaft",
+    capital_paths=((T + "Zusatz_GmbH", T + "Stammkapital"), (T + "Zusatz_AG", T + "Grundkapital")),
+    limited_partners=(T + "Personengesellschaft", T + "Zusatz_KG"),
+    limited_partner=T + "Daten_Kommanditist",
+    liability=T + "Hafteinlage",
+    role_reference=ROLE_REFERENCE,
+)
 NO_EXEMPTION = "(keine Angabe)"
 ENTITLED = T + "Vertretungsberechtigte"
 GENERAL = T + "Allgemeine_Vertretungsregelung"
@@ -110,7 +116,7 @@ def parse_v1(root: etree._Element, top: dict, version: str, retrieved_at: str | 
     roles = _roles(proceeding)
     company = _company(fachdaten, register_data, basis, roles)
     representation, special_representation = _representation(basis.get(T + "Vertretung"))
-    liabilities = _liabilities(additional)
+    liabilities = read_liabilities(additional, AMOUNTS, _money)
     statute = basis.get(T + "Aktuelles_Satzungsdatum")
 
     return dict(
@@ -126,7 +132,7 @@ def parse_v1(root: etree._Element, top: dict, version: str, retrieved_at: str | 
         legal_form=_legal_form(company, roles),
         seat=child_text(company.get(SEAT), CITY),
         address=_address(company.get(ADDRESS)),
-        capital=_capital(additional),
+        capital=read_capital(additional, AMOUNTS, _money),
         purpose=text_of(basis.get(T + "Gegenstand_oder_Geschaeftszweck")),
         statute_date=iso_date(statute.text, statute) if statute is not None else None,
         representation=representation,
@@ -245,28 +251,6 @@ def _money(element: etree._Element) -> dict | None:
     if code is None:
         raise structure_error(element, "amount without currency", T + "Waehrung")
     return dict(amount=amount, currency=code)
-
-
-def _capital(additional: etree._Element | None) -> dict | None:
-    companies = children_by_tag(descend(additional, T + "Kapitalgesellschaft"))
-    for path in CAPITAL_PATHS:
-        element = descend(companies.get(path[0]), *path[1:])
-        money = _money(element) if element is not None else None
-        if money is not None:
-            return money
-    return None
-
-
-def _liabilities(additional: etree._Element | None) -> dict[str, dict]:
-    partnership = descend(additional, *LIMITED_PARTNERS)
-    liabilities = {}
-    if partnership is not None:
-        for partner in partnership.iterchildren(T + "Daten_Kommanditist"):
-            amount = descend(partner, T + "Hafteinlage")
-            money = _money(amount) if amount is not None else None
-            if money is not None:
-                liabilities[child_text(partner, ROLE_REFERENCE) or ""] = money
-    return liabilities
 
 
 def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, Representation]]:

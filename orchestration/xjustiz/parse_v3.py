@@ -17,6 +17,7 @@ import logging
 from lxml import etree
 
 from orchestration.xjustiz import codes
+from orchestration.xjustiz.amounts import AmountNames, read_capital, read_liabilities
 from orchestration.xjustiz.extract import ExtractNames, read_extract
 from orchestration.xjustiz.participants import (
     ParticipantNames,
@@ -67,18 +68,24 @@ SEAT = T + "sitz"
 ADDRESS = T + "anschrift"
 CITY = T + "ort"
 ADDITIONAL = T + "auswahl_zusatzangaben"
-# Below auswahl_zusatzangaben/kapitalgesellschaft; kapital/hoehe is 3.6+.
-CAPITAL_PATHS = (
-    (T + "zusatzGmbH", T + "stammkapital"),
-    (T + "zusatzAktiengesellschaft", T + "grundkapital", T + "hoehe"),
-    (T + "kapital", T + "hoehe"),
-)
-LIMITED_PARTNERS = (T + "personengesellschaft", T + "zusatzKG")
 ENTITLED = T + "vertretungsberechtigte"
 AUTHORITY_TEXT = T + "vertretungsbefugnisFreitext"
 AUTHORITY_CODE = T + "vertretungsbefugnis"
 EXEMPTION_181 = T + "auswahl_befreiungVon181BGB"
 ROLE_REFERENCE = T + "ref.rollennummer"
+# kapital/hoehe is 3.6+.
+AMOUNTS = AmountNames(
+    capital_company=T + "kapitalgesellschaft",
+    capital_paths=(
+        (T + "zusatzGmbH", T + "stammkapital"),
+        (T + "zusatzAktiengesellschaft", T + "grundkapital", T + "hoehe"),
+        (T + "kapital", T + "hoehe"),
+    ),
+    limited_partners=(T + "personengesellschaft", T + "zusatzKG"),
+    limited_partner=T + "datenKommanditist",
+    liability=T + "hafteinlage",
+    role_reference=ROLE_REFERENCE,
+)
 REPRESENTATION_TAGS = (ENTITLED, ROLE_REFERENCE, AUTHORITY_TEXT, AUTHORITY_CODE, EXEMPTION_181)
 COMPANY_FIELDS = (NAME, LEGAL_FORM, SEAT, ADDRESS)
 
@@ -129,7 +136,7 @@ def parse_v3(root: etree._Element, top: dict, version: str, retrieved_at: str | 
     roles = _roles(proceeding)
     company = _company(fachdaten, register_data, basis, roles)
     representation, special_representation = _representation(basis.get(T + "vertretung"))
-    liabilities = _liabilities(additional)
+    liabilities = read_liabilities(additional, AMOUNTS, _money)
     statute = basis.get(T + "satzungsdatum")
 
     return dict(
@@ -145,7 +152,7 @@ def parse_v3(root: etree._Element, top: dict, version: str, retrieved_at: str | 
         legal_form=_legal_form(company, roles),
         seat=child_text(company.get(SEAT), CITY),
         address=_address(company.get(ADDRESS)),
-        capital=_capital(additional),
+        capital=read_capital(additional, AMOUNTS, _money),
         purpose=text_of(basis.get(T + "gegenstand")) or text_of(basis.get(T + "geschaeftszweck")),
         statute_date=iso_date(child_text(statute, T + "aktuellesSatzungsdatum"), statute)
         if statute is not None
@@ -301,28 +308,6 @@ def _money(element: etree._Element) -> dict | None:
     if code is None:
         raise structure_error(element, "amount without currency", T + "waehrung")
     return dict(amount=amount, currency=code)
-
-
-def _capital(additional: etree._Element | None) -> dict | None:
-    companies = children_by_tag(descend(additional, T + "kapitalgesellschaft"))
-    for path in CAPITAL_PATHS:
-        element = descend(companies.get(path[0]), *path[1:])
-        money = _money(element) if element is not None else None
-        if money is not None:
-            return money
-    return None
-
-
-def _liabilities(additional: etree._Element | None) -> dict[str, dict]:
-    partnership = descend(additional, *LIMITED_PARTNERS)
-    liabilities = {}
-    if partnership is not None:
-        for partner in partnership.iterchildren(T + "datenKommanditist"):
-            amount = descend(partner, T + "hafteinlage")
-            money = _money(amount) if amount is not None else None
-            if money is not None:
-                liabilities[child_text(partner, ROLE_REFERENCE) or ""] = money
-    return liabilities
 
 
 def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, Representation]]:
