@@ -23,7 +23,9 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from dataclasses import asdict, dataclass, field, fields as dataclass_fields, replace
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from datetime import datetime
 from typing import Any, Iterable, Mapping
 
@@ -227,8 +229,7 @@ def changed_fields(record: Mapping[str, Any], previous: Mapping[str, Any]) -> fr
     return frozenset(key for key in keys if record.get(key) != previous.get(key))
 
 
-def _revision_events(conn: sa.Connection, after: Position, limit: int) -> tuple[list[Event], Position, bool]:
-    rows = conn.execute(_REVISIONS, {**_STREAMS["revision"].parameters(after), "limit": limit}).all()
+def _revision_events(rows: Sequence[Any]) -> list[Event]:
     events = []
     for row in rows:
         if row.previous_id is None:
@@ -254,11 +255,10 @@ def _revision_events(conn: sa.Connection, after: Position, limit: int) -> tuple[
             },
             changed_fields=fields,
         ))
-    return events, _position(rows[-1]) if rows else after, len(rows) == limit
+    return events
 
 
-def _shareholder_events(conn: sa.Connection, after: Position, limit: int) -> tuple[list[Event], Position, bool]:
-    rows = conn.execute(_SHAREHOLDER_LISTS, {**_STREAMS["shareholder_list"].parameters(after), "limit": limit}).all()
+def _shareholder_events(rows: Sequence[Any]) -> list[Event]:
     events = [
         Event(
             source_type="entity_changed",
@@ -278,11 +278,10 @@ def _shareholder_events(conn: sa.Connection, after: Position, limit: int) -> tup
         for row in rows
         if row.changed
     ]
-    return events, _position(rows[-1]) if rows else after, len(rows) == limit
+    return events
 
 
-def _new_entity_events(conn: sa.Connection, after: Position, limit: int) -> tuple[list[Event], Position, bool]:
-    rows = conn.execute(_NEW_ENTITIES, {**_STREAMS["entity"].parameters(after), "limit": limit}).all()
+def _new_entity_events(rows: Sequence[Any]) -> list[Event]:
     events = [
         Event(
             source_type="search_match",
@@ -300,11 +299,10 @@ def _new_entity_events(conn: sa.Connection, after: Position, limit: int) -> tupl
         )
         for row in rows
     ]
-    return events, _position(rows[-1]) if rows else after, len(rows) == limit
+    return events
 
 
-def _failure_events(conn: sa.Connection, after: Position, limit: int) -> tuple[list[Event], Position, bool]:
-    rows = conn.execute(_FAILURES, {**_STREAMS["failure"].parameters(after), "limit": limit}).all()
+def _failure_events(rows: Sequence[Any]) -> list[Event]:
     events = []
     for row in rows:
         if not row.permanent:
@@ -329,7 +327,23 @@ def _failure_events(conn: sa.Connection, after: Position, limit: int) -> tuple[l
                 "attempts": row.retry_count + 1,
             },
         ))
-    return events, _position(rows[-1]) if rows else after, len(rows) == limit
+    return events
+
+
+_READERS: dict[str, tuple[sa.TextClause, Callable[[Sequence[Any]], list[Event]]]] = {
+    "revision": (_REVISIONS, _revision_events),
+    "shareholder_list": (_SHAREHOLDER_LISTS, _shareholder_events),
+    "entity": (_NEW_ENTITIES, _new_entity_events),
+    "failure": (_FAILURES, _failure_events),
+}
+
+
+def _read_stream(conn: sa.Connection, name: str, after: Position, limit: int) -> tuple[list[Event], Position, bool]:
+    """The events among the next ``limit`` rows of a stream, its new position, and whether the
+    batch was full (more rows may be waiting)."""
+    statement, to_events = _READERS[name]
+    rows = conn.execute(statement, {**_STREAMS[name].parameters(after), "limit": limit}).all()
+    return to_events(rows), _position(rows[-1]) if rows else after, len(rows) == limit
 
 
 def _reads_shareholder_lists(rule: Rule) -> bool:
@@ -343,18 +357,18 @@ def collect_events(conn: sa.Connection, cursor: EventCursor, rules: Iterable[Rul
     from the present instead of scanning history."""
     rules = list(rules)
     kinds = {rule.source_type for rule in rules}
-    read = {
-        "revision": ("entity_changed" in kinds, _revision_events),
-        "shareholder_list": (any(_reads_shareholder_lists(rule) for rule in rules), _shareholder_events),
-        "entity": ("search_match" in kinds, _new_entity_events),
-        "failure": ("job_failed" in kinds, _failure_events),
+    listened_to = {
+        "revision": "entity_changed" in kinds,
+        "shareholder_list": any(_reads_shareholder_lists(rule) for rule in rules),
+        "entity": "search_match" in kinds,
+        "failure": "job_failed" in kinds,
     }
     events: list[Event] = []
     more = False
     position: dict[str, Position] = {}
-    for name, (listened_to, read_stream) in read.items():
-        if listened_to:
-            found, position[name], full = read_stream(conn, getattr(cursor, name), limit)
+    for name, listened in listened_to.items():
+        if listened:
+            found, position[name], full = _read_stream(conn, name, getattr(cursor, name), limit)
             events += found
             more |= full
         else:
