@@ -113,6 +113,14 @@ def test_a_bad_date_is_a_parser_error_naming_where_it_is() -> None:
     assert "11.03.1954" in error.message
 
 
+def test_a_bad_entry_number_is_a_parser_error_naming_where_it_is() -> None:
+    data = SAMPLE.read_bytes().replace(b"<tns:spalte>7</tns:spalte>", b"<tns:spalte>VII</tns:spalte>", 1)
+    error = _failure(data)
+    assert error.failure_class is FailureClass.PARSER_ERROR
+    assert error.code == "/nachricht.reg.0400003/fachdatenRegister/auszug/eintragungstext/spalte"
+    assert "VII" in error.message
+
+
 def test_an_unknown_register_type_is_a_parser_error() -> None:
     data = SAMPLE.read_bytes().replace(b"<code>HRB</code>", b"<code>GsR</code>")
     error = _failure(data)

@@ -14,6 +14,7 @@ import logging
 from lxml import etree
 
 from orchestration.xjustiz import codes
+from orchestration.xjustiz._select import MARK, TEXT, Selector
 from orchestration.xjustiz.amounts import AmountNames, read_capital, read_liabilities
 from orchestration.xjustiz.extract import ExtractNames, read_extract
 from orchestration.xjustiz.participants import (
@@ -27,6 +28,7 @@ from orchestration.xjustiz.values import (
     XJUSTIZ_NS,
     child_text,
     children_by_tag,
+    clean,
     decimal_amount,
     descend,
     first_of,
@@ -68,13 +70,22 @@ AMOUNTS = AmountNames(
 NO_EXEMPTION = "(keine Angabe)"
 ENTITLED = T + "Vertretungsberechtigte"
 GENERAL = T + "Allgemeine_Vertretungsregelung"
-REPRESENTATION_TAGS = (ENTITLED, GENERAL, ROLE_REFERENCE, AUTHORITY, T + "Besonderheiten_zu_181BGB")
+EXEMPTION_181 = T + "Besonderheiten_zu_181BGB"
+# Authority and exemption are spelled out in a ``content`` child.
+REPRESENTATION = Selector({
+    ENTITLED: (ENTITLED, MARK),
+    GENERAL: (GENERAL, MARK),
+    ROLE_REFERENCE: (ROLE_REFERENCE, TEXT),
+    (AUTHORITY, CONTENT): (AUTHORITY, TEXT),
+    (EXEMPTION_181, CONTENT): (EXEMPTION_181, TEXT),
+})  # fmt: skip
 COMPANY_FIELDS = (NAME, LEGAL_FORM, SEAT, ADDRESS)
 
 PARTICIPANT_NAMES = ParticipantNames(
     participation=T + "Beteiligung",
     role_number=T + "Rollennummer",
     role_designation=T + "Rollenbezeichnung",
+    designation_text=CONTENT,  # 1.x names the role in words
     person=T + "Natuerliche_Person",
     organisation=T + "Organisation",
     first_name=T + "Vorname",
@@ -93,6 +104,7 @@ EXTRACT_NAMES = ExtractNames(
     position=T + "Position",
     number=T + "Laufende_Nummer",
     kind=T + "Eintragungsart",
+    kind_text=CONTENT,
     text=T + "Text",
     retrieval_date=T + "Abrufdatum",
     retrieval_time=T + "Abrufuhrzeit",
@@ -110,7 +122,7 @@ def parse_v1(root: etree._Element, top: dict, version: str, retrieved_at: str | 
         raise structure_error(root, "no register data", FACHDATEN)
     register_data = children_by_tag(fachdaten)
     basis = children_by_tag(register_data.get(BASISDATEN))
-    extract = read_extract(register_data.get(EXTRACT), EXTRACT_NAMES, lambda kind: child_text(kind, CONTENT))
+    extract = read_extract(register_data.get(EXTRACT), EXTRACT_NAMES, clean)
     additional = register_data.get(ADDITIONAL)
 
     roles = _roles(proceeding)
@@ -146,7 +158,7 @@ def _roles(proceeding: etree._Element) -> list[Role]:
     roles = []
     # Hundreds of participants share a few role labels: each label is looked up once.
     known: dict[str, tuple[str | None, str]] = {}
-    for participant in read_participants(proceeding, PARTICIPANT_NAMES, _role_name):
+    for participant in read_participants(proceeding, PARTICIPANT_NAMES):
         if participant.kind is None:
             raise structure_error(
                 participant.participation, "participant is neither a person nor an organisation", "Beteiligter"
@@ -166,11 +178,6 @@ def _roles(proceeding: etree._Element) -> list[Role]:
                 log.warning("unknown 1.x role %r, kept without a role code", label)
             roles.append((number, code or "", canonical_label, participant))
     return roles
-
-
-def _role_name(designation: etree._Element) -> tuple[str | None, str | None]:
-    """1.x names the role in words: no code, the name as label."""
-    return None, child_text(designation, CONTENT)
 
 
 def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles: list[Role]) -> dict:
@@ -259,19 +266,18 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
         return None, {}
     general = current = Representation()
     entitled: dict[str, Representation] = {}
-    for element in vertretung.iter(*REPRESENTATION_TAGS):
-        tag = element.tag
-        if tag == ENTITLED:
+    for field, value in REPRESENTATION.select(vertretung):
+        if field == ENTITLED:
             current = Representation()
-        elif tag == GENERAL:
+        elif field == GENERAL:
             current = general
-        elif tag == ROLE_REFERENCE:
-            entitled[text_of(element) or ""] = current
-        elif tag == AUTHORITY:
-            text = child_text(element, CONTENT)
+        elif field == ROLE_REFERENCE:
+            entitled[clean(value) or ""] = current
+        elif field == AUTHORITY:
+            text = clean(value)
             if text:
                 current.texts.append(text)
         elif current is not general:  # Besonderheiten_zu_181BGB of an entitled participant
-            exemption = child_text(element, CONTENT)
+            exemption = clean(value)
             current.exempt_181 = bool(exemption) and exemption != NO_EXEMPTION
     return general.text, entitled

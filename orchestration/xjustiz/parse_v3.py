@@ -17,6 +17,7 @@ import logging
 from lxml import etree
 
 from orchestration.xjustiz import codes
+from orchestration.xjustiz._select import CODED, MARK, TEXT, Selector
 from orchestration.xjustiz.amounts import AmountNames, read_capital, read_liabilities
 from orchestration.xjustiz.extract import ExtractNames, read_extract
 from orchestration.xjustiz.participants import (
@@ -31,7 +32,6 @@ from orchestration.xjustiz.values import (
     child_text,
     children_by_tag,
     clean,
-    coded_value,
     comment_label,
     decimal_amount,
     descend,
@@ -86,7 +86,13 @@ AMOUNTS = AmountNames(
     liability=T + "hafteinlage",
     role_reference=ROLE_REFERENCE,
 )
-REPRESENTATION_TAGS = (ENTITLED, ROLE_REFERENCE, AUTHORITY_TEXT, AUTHORITY_CODE, EXEMPTION_181)
+REPRESENTATION = Selector({
+    ENTITLED: (ENTITLED, MARK),
+    ROLE_REFERENCE: (ROLE_REFERENCE, TEXT),
+    AUTHORITY_TEXT: (AUTHORITY_TEXT, TEXT),
+    AUTHORITY_CODE: (AUTHORITY_CODE, CODED),
+    EXEMPTION_181: (EXEMPTION_181, MARK),
+})  # fmt: skip
 COMPANY_FIELDS = (NAME, LEGAL_FORM, SEAT, ADDRESS)
 
 
@@ -94,6 +100,7 @@ PARTICIPANT_NAMES = ParticipantNames(
     participation=PARTICIPATION,
     role_number=T + "rollennummer",
     role_designation=T + "rollenbezeichnung",
+    designation_text=None,
     person=T + "natuerlichePerson",
     organisation=T + "organisation",
     first_name=T + "vorname",
@@ -112,6 +119,7 @@ EXTRACT_NAMES = ExtractNames(
     position=T + "position",
     number=T + "laufendeNummer",
     kind=T + "eintragungsart",
+    kind_text=None,
     text=T + "text",
     retrieval_date=T + "abrufdatum",
     retrieval_time=T + "abrufuhrzeit",
@@ -166,7 +174,7 @@ def parse_v3(root: etree._Element, top: dict, version: str, retrieved_at: str | 
 
 def _roles(proceeding: etree._Element) -> list[Role]:
     roles = []
-    for participant in read_participants(proceeding, PARTICIPANT_NAMES, coded_value):
+    for participant in read_participants(proceeding, PARTICIPANT_NAMES):
         if participant.kind is None:
             raise structure_error(participant.participation, "participant is neither a person nor an organisation",
                                   "beteiligter/auswahl_beteiligter")  # fmt: skip
@@ -313,24 +321,22 @@ def _money(element: etree._Element) -> dict | None:
 def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, Representation]]:
     """The general rule, and each entitled participant's own rule by role number.
 
-    One filtered pass, like the participants: large extracts list hundreds of Prokuristen here."""
+    One pass, like the participants: large extracts list hundreds of Prokuristen here."""
     if vertretung is None:
         return None, {}
     general = current = Representation()
     entitled: dict[str, Representation] = {}
-    for element in vertretung.iter(*REPRESENTATION_TAGS):
-        tag = element.tag
-        if tag == ENTITLED:
+    for field, value in REPRESENTATION.select(vertretung):
+        if field == ENTITLED:
             current = Representation()
-        elif tag == ROLE_REFERENCE:
-            entitled[clean(element.text) or ""] = current
-        elif tag == AUTHORITY_TEXT:
-            text = clean(element.text)
+        elif field == ROLE_REFERENCE:
+            entitled[clean(value) or ""] = current
+        elif field == AUTHORITY_TEXT:
+            text = clean(value)
             if text:
                 current.texts.append(text)
-        elif tag == AUTHORITY_CODE:
-            code, label = coded_value(element)
-            text = label or code
+        elif field == AUTHORITY_CODE:
+            text = clean(value[1]) or clean(value[0])  # the label, else the code
             if text:
                 current.texts.append(text)
         elif current is not general:  # an exemption from § 181 BGB
@@ -338,6 +344,6 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
     return general.text, entitled
 
 
-def _entry_kind(element: etree._Element) -> str | None:
-    code, label = coded_value(element)
+def _entry_kind(coded: tuple[str | None, str | None]) -> str | None:
+    code, label = clean(coded[0]), clean(coded[1])
     return label or codes.ENTRY_KINDS.get(code or "") or code

@@ -1,21 +1,22 @@
 """The participants (Beteiligte) of an SI document, read in one pass for both generations.
 
 A register extract can list hundreds of participants (one file has 363 Prokuristen). Looking
-fields up per participant creates a Python object for every node touched and costs several
-times the XML parse; one ``iter()`` over the procedure data, filtered in C to the few element
-names needed, visits only those and keeps extraction close to the cost of the parse.
+fields up per participant through lxml's Python API costs several times the XML parse; one
+``Selector`` pass over the procedure data reads the few values needed in C and hands them over
+as (field, value) pairs, which keeps extraction close to the cost of the parse.
 
-The loops here run once per participant or per element visited, so they keep to plain slotted
+The loops here run once per participant or per value read, so they keep to plain slotted
 objects, lists and dicts: every object or call saved is paid back hundreds of times per file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache, partial
 
 from lxml import etree
 
+from orchestration.xjustiz._select import CODED, ELEMENT, MARK, TEXT, Selector
 from orchestration.xjustiz.values import clean, iso_date, structure_error
 
 
@@ -26,6 +27,9 @@ class ParticipantNames:
     participation: str
     role_number: str
     role_designation: str
+    # Where a role is named: the text of this child of the designation (1.x), or else the
+    # designation is a code with the producer's label in a comment (3.x).
+    designation_text: str | None
     person: str
     organisation: str
     first_name: str
@@ -59,70 +63,86 @@ class Participant:
         self.officer_fields: dict | None = None  # what every officer of this participant shares, once built
 
 
-def read_participants(
-    proceeding: etree._Element,
-    names: ParticipantNames,
-    designation: Callable[[etree._Element], tuple[str | None, str | None]],
-) -> list[Participant]:
-    """The participants in document order; ``designation`` reads a role's (code, label).
+# The fields read_participants selects.
+(PARTICIPATION, ROLE_NUMBER, DESIGNATION, PERSON, ORGANISATION, FIRST_NAME, LAST_NAME, BIRTH_DATE, NAME,
+ ADDRESS_CITY, SEAT_CITY) = range(11)  # fmt: skip
 
-    Values are taken out as they pass, so no element is held beyond its visit but the
-    participation (for error paths) and organisations (which may stand in for the company)."""
+
+@cache
+def _selector(names: ParticipantNames) -> Selector:
+    if names.designation_text is None:
+        designation = {names.role_designation: (DESIGNATION, CODED)}
+    else:
+        designation = {(names.role_designation, names.designation_text): (DESIGNATION, TEXT)}
+    return Selector({
+        names.participation: (PARTICIPATION, ELEMENT),
+        names.role_number: (ROLE_NUMBER, TEXT),
+        **designation,
+        names.person: (PERSON, MARK),
+        names.organisation: (ORGANISATION, ELEMENT),
+        names.first_name: (FIRST_NAME, TEXT),
+        names.last_name: (LAST_NAME, TEXT),
+        names.birth_date: (BIRTH_DATE, TEXT),
+        names.name: (NAME, TEXT),
+        # A city counts below the address or the seat, not e.g. below a place of birth.
+        (names.address, names.city): (ADDRESS_CITY, TEXT),
+        (names.seat, names.city): (SEAT_CITY, TEXT),
+    })  # fmt: skip
+
+
+def read_participants(proceeding: etree._Element, names: ParticipantNames) -> list[Participant]:
+    """The participants in document order.
+
+    Only the participation (for error paths) and organisations (which may stand in for the
+    company) are kept as elements; everything else is read as text in one pass in C."""
     participants: list[Participant] = []
     # Whatever comes before the first participation lands here and is dropped; its birth date
     # counts as read, so a date outside any participation is never parsed.
     current = Participant(None)
     current.birth_date = ""
-    # Local names: the comparisons below run for every element visited.
-    participation, role_number, role_designation = names.participation, names.role_number, names.role_designation
-    first_name, last_name, birth_date, name, city = (
-        names.first_name, names.last_name, names.birth_date, names.name, names.city,
-    )  # fmt: skip
-    address, seat, person = names.address, names.seat, names.person
-    for element in proceeding.iter(
-        participation, role_number, role_designation, person, names.organisation,
-        first_name, last_name, birth_date, name, city,
-    ):  # fmt: skip
-        tag = element.tag
-        if tag == participation:
-            current = Participant(element)
+    selector = _selector(names)
+    for position, (field, value) in enumerate(selector.select(proceeding)):
+        if field == PARTICIPATION:
+            current = Participant(value)
             participants.append(current)
-        elif tag == role_number:
-            current.roles.append([clean(element.text) or "", None, None, False])
-        elif tag == role_designation:
+        elif field == ROLE_NUMBER:
+            current.roles.append([clean(value) or "", None, None, False])
+        elif field == DESIGNATION:
             roles = current.roles
             if roles and not roles[-1][3]:
                 role = roles[-1]
             else:
                 role = ["", None, None, True]
                 roles.append(role)
-            role[1], role[2] = designation(element)
+            if names.designation_text is None:
+                role[1], role[2] = clean(value[0]), clean(value[1])
+            else:
+                role[2] = clean(value)
             role[3] = True
-        elif tag == first_name:
+        elif field == FIRST_NAME:
             if current.first_name is None:
-                current.first_name = clean(element.text)
-        elif tag == last_name:
+                current.first_name = clean(value)
+        elif field == LAST_NAME:
             if current.last_name is None:
-                current.last_name = clean(element.text)
-        elif tag == birth_date:
+                current.last_name = clean(value)
+        elif field == BIRTH_DATE:
             if current.birth_date is None:
-                current.birth_date = iso_date(element.text, element)
-        elif tag == city:
-            # A city counts below the seat or the address, not e.g. below a place of birth.
-            container = element.getparent().tag
-            if container == address and current.address_city is None:
-                current.address_city = clean(element.text)
-            elif container == seat and current.seat_city is None:
-                current.seat_city = clean(element.text)
-        elif tag == name:
+                current.birth_date = iso_date(value, partial(selector.element_at, proceeding, position))
+        elif field == ADDRESS_CITY:
+            if current.address_city is None:
+                current.address_city = clean(value)
+        elif field == SEAT_CITY:
+            if current.seat_city is None:
+                current.seat_city = clean(value)
+        elif field == NAME:
             if current.name is None:
-                current.name = clean(element.text)
+                current.name = clean(value)
         elif current.kind is None:
             # Person or organisation: only the participant itself, not people named inside it.
-            if tag == person:
+            if field == PERSON:
                 current.kind = "person"
             else:
-                current.kind, current.organisation = "organisation", element
+                current.kind, current.organisation = "organisation", value
     return participants
 
 

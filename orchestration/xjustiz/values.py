@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import get_args
@@ -17,6 +18,9 @@ REGISTER_REFERENCE = re.compile(r"^\s*(HRA|HRB|GnR|PR|VR)\s*(\d+)\s*(.*?)\s*$", 
 _CANONICAL_REGISTER_TYPE = {t.lower(): t for t in get_args(RegisterType)}
 _COMMENT = etree.Comment  # the tag of comment nodes
 _from_iso = date.fromisoformat
+# Where a value was read, for the path of an error: the element, or a function that finds it
+# (for values read without making element objects; called only when there is an error).
+Where = etree._Element | Callable[[], etree._Element]
 # Amounts that Decimal prints back unchanged with two decimal places.
 _PLAIN_AMOUNT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9][0-9]\Z")
 
@@ -102,11 +106,13 @@ def element_path(element: etree._Element, child: str | None = None) -> str:
     return "/" + "/".join(names)
 
 
-def structure_error(element: etree._Element, message: str, child: str | None = None) -> JobError:
+def structure_error(element: Where, message: str, child: str | None = None) -> JobError:
+    if not isinstance(element, etree._Element):
+        element = element()
     return JobError(FailureClass.PARSER_ERROR, message, source="xjustiz", code=element_path(element, child))
 
 
-def iso_date(text: str | None, where: etree._Element) -> str | None:
+def iso_date(text: str | None, where: Where) -> str | None:
     # Nearly every date is plain YYYY-MM-DD, which fromisoformat accepts only when it is valid
     # and whose ISO form is the text itself: no cleaning, slicing or formatting needed.
     if text is not None and len(text) == 10 and text[4] == "-" and text[7] == "-":
@@ -143,7 +149,7 @@ def decimal_amount(text: str | None, where: etree._Element) -> str | None:
     return str(amount)
 
 
-def optional_int(text: str | None, where: etree._Element) -> int | None:
+def optional_int(text: str | None, where: Where) -> int | None:
     if text is None:
         return None
     try:
