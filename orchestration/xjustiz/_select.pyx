@@ -17,8 +17,8 @@ from lxml.includes.etreepublic cimport _Element
 
 cetree.import_lxml__etree()
 
-# How a matched element's value is read.
-TEXT = 0  # its text, as lxml's ``.text``
+# How a matched element's value is read; texts as ``clean`` leaves them.
+TEXT = 0  # its text (lxml's ``.text``)
 CODED = 1  # (code, label): the text of its first ``code`` child and of its first comment that is
            # not blank (an XJustiz code, with the label producers put next to it)
 ELEMENT = 2  # the element itself
@@ -32,6 +32,17 @@ cdef struct Rule:
     const char* parent_name  # NULL: any parent
     PyObject* field  # whatever the caller names the match by; kept alive by the selector
     int mode
+
+
+cpdef clean(text):
+    """Whitespace collapsed to single spaces (producers wrap lines at will); None when empty."""
+    if text is None:
+        return None
+    value = text.strip()
+    # Most values need only the strip; the scans are cheaper than always splitting.
+    if "\n" in value or "  " in value or "\t" in value or "\r" in value:
+        value = " ".join(value.split())
+    return value or None
 
 
 cdef inline bint _same(const char* a, const char* b) noexcept:
@@ -59,9 +70,9 @@ cdef tuple _coded(tree.xmlNode* node):
     while child != NULL:
         if child.type == tree.XML_ELEMENT_NODE:
             if code is None and cetree._getNs(child) == NULL and strcmp(<const char*> child.name, b"code") == 0:
-                code = cetree.textOf(child)
+                code = clean(cetree.textOf(child))
         elif child.type == tree.XML_COMMENT_NODE and label is None and not _blank(<const char*> child.content):
-            label = cetree.pyunicode(child.content)
+            label = clean(cetree.pyunicode(child.content))
         child = child.next
     return code, label
 
@@ -88,6 +99,62 @@ def _split(clark):
         href, _, name = clark[1:].partition("}")
         return href.encode(), name.encode()
     return None, clark.encode()
+
+
+cdef dict _split_names = {}  # Clark name -> (namespace, local name), encoded: a few dozen names
+
+
+cdef tree.xmlNode* _child(tree.xmlNode* parent, clark) except? NULL:
+    """The first child element of ``parent`` named ``clark``, or NULL."""
+    parts = _split_names.get(clark)
+    if parts is None:
+        parts = _split_names[clark] = _split(clark)
+    href, name = parts
+    cdef const char* c_href = NULL if href is None else <const char*> href
+    cdef const char* c_name = <const char*> name
+    cdef tree.xmlNode* child = parent.children
+    while child != NULL:
+        if child.type == tree.XML_ELEMENT_NODE and _named(child, c_href, c_name):
+            return child
+        child = child.next
+    return NULL
+
+
+def descend(_Element element, *tags):
+    """The first child of the first child … along ``tags`` (names in Clark notation), or None.
+
+    Only the element found becomes a Python object, not the siblings passed on the way."""
+    if element is None:
+        return None
+    cdef tree.xmlNode* node = element._c_node
+    for tag in tags:
+        node = _child(node, tag)
+        if node == NULL:
+            return None
+    return cetree.elementFactory(element._doc, node)
+
+
+def child_text(_Element element, tag):
+    """The text of the first child named ``tag``, as ``clean`` leaves it; None if there is none."""
+    if element is None:
+        return None
+    cdef tree.xmlNode* node = _child(element._c_node, tag)
+    return clean(cetree.textOf(node)) if node != NULL else None
+
+
+cdef class Children:
+    """The direct children of an element by name: ``get(tag)`` is the first child named ``tag``."""
+
+    cdef _Element _element
+
+    def __cinit__(self, _Element element):
+        self._element = element
+
+    def get(self, tag):
+        if self._element is None:
+            return None
+        cdef tree.xmlNode* node = _child(self._element._c_node, tag)
+        return cetree.elementFactory(self._element._doc, node) if node != NULL else None
 
 
 cdef class Selector:
@@ -149,7 +216,7 @@ cdef class Selector:
             rule = self._match(node)
             if rule != NULL:
                 if rule.mode == TEXT:
-                    value = cetree.textOf(node)
+                    value = clean(cetree.textOf(node))
                 elif rule.mode == CODED:
                     value = _coded(node)
                 elif rule.mode == ELEMENT:

@@ -13,7 +13,7 @@ from functools import cache, partial
 from lxml import etree
 
 from orchestration.xjustiz._select import CODED, MARK, TEXT, Selector
-from orchestration.xjustiz.values import clean, iso_date, optional_int
+from orchestration.xjustiz.values import iso_date, optional_int
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +61,10 @@ def _selector(names: ExtractNames) -> Selector:
     })  # fmt: skip
 
 
-def read_extract(auszug: etree._Element | None, names: ExtractNames, entry_kind: Callable[..., str | None]) -> Extract:
-    """``entry_kind`` names an entry's kind from its (code, label) in 3.x, from its text in 1.x."""
+def read_extract(
+    auszug: etree._Element | None, names: ExtractNames, entry_kind: Callable[[tuple], str | None] | None = None
+) -> Extract:
+    """``entry_kind`` names an entry's kind from its (code, label) in 3.x; 1.x spells it out."""
     extract = Extract()
     if auszug is None:
         return extract
@@ -74,15 +76,15 @@ def read_extract(auszug: etree._Element | None, names: ExtractNames, entry_kind:
             entry = {"column": None, "position": None, "number": None, "kind": None, "text": ""}
             extract.entries.append(entry)
         elif field_ == TEXT_FIELD:
-            entry["text"] = clean(value) or ""
+            entry["text"] = value or ""
         elif field_ in NUMBERS:
             entry[NUMBERS[field_]] = optional_int(value, partial(selector.element_at, auszug, position))
         elif field_ == KIND:
-            entry["kind"] = entry_kind(value)
+            entry["kind"] = entry_kind(value) if entry_kind else value
         elif field_ == RETRIEVAL_DATE:
             day = iso_date(value, partial(selector.element_at, auszug, position))
         elif field_ == RETRIEVAL_TIME:
-            time = clean(value)
+            time = value
         else:
             extract.last_entry_date = iso_date(value, partial(selector.element_at, auszug, position))
     extract.retrieved_at = f"{day}T{time}" if day and time else day

@@ -26,9 +26,8 @@ from orchestration.xjustiz.participants import (
 )
 from orchestration.xjustiz.values import (
     XJUSTIZ_NS,
+    Children,
     child_text,
-    children_by_tag,
-    clean,
     decimal_amount,
     descend,
     first_of,
@@ -120,9 +119,9 @@ def parse_v1(root: etree._Element, top: dict, version: str, retrieved_at: str | 
     fachdaten = top.get(FACHDATEN)
     if fachdaten is None:
         raise structure_error(root, "no register data", FACHDATEN)
-    register_data = children_by_tag(fachdaten)
-    basis = children_by_tag(register_data.get(BASISDATEN))
-    extract = read_extract(register_data.get(EXTRACT), EXTRACT_NAMES, clean)
+    register_data = Children(fachdaten)
+    basis = Children(register_data.get(BASISDATEN))
+    extract = read_extract(register_data.get(EXTRACT), EXTRACT_NAMES)
     additional = register_data.get(ADDITIONAL)
 
     roles = _roles(proceeding)
@@ -237,7 +236,7 @@ def _legal_form(company: dict, roles: list[Role]) -> dict:
 def _address(anschrift: etree._Element | None) -> dict | None:
     if anschrift is None:
         return None
-    parts = children_by_tag(anschrift)
+    parts = Children(anschrift)
     address = dict(
         street=text_of(parts.get(T + "Strasse")),
         house_number=text_of(parts.get(T + "Hausnummer")),
@@ -249,7 +248,7 @@ def _address(anschrift: etree._Element | None) -> dict | None:
 
 
 def _money(element: etree._Element) -> dict | None:
-    parts = children_by_tag(element)
+    parts = Children(element)
     amount = decimal_amount(text_of(parts.get(T + "Zahl")), element)
     if amount is None:
         return None
@@ -272,12 +271,10 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
         elif field == GENERAL:
             current = general
         elif field == ROLE_REFERENCE:
-            entitled[clean(value) or ""] = current
+            entitled[value or ""] = current
         elif field == AUTHORITY:
-            text = clean(value)
-            if text:
-                current.texts.append(text)
+            if value:
+                current.texts.append(value)
         elif current is not general:  # Besonderheiten_zu_181BGB of an entitled participant
-            exemption = clean(value)
-            current.exempt_181 = bool(exemption) and exemption != NO_EXEMPTION
+            current.exempt_181 = bool(value) and value != NO_EXEMPTION
     return general.text, entitled

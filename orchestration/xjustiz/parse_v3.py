@@ -29,16 +29,14 @@ from orchestration.xjustiz.participants import (
 )
 from orchestration.xjustiz.values import (
     XJUSTIZ_NS,
+    Children,
     child_text,
-    children_by_tag,
-    clean,
     comment_label,
     decimal_amount,
     descend,
     first_code_and_label,
     first_of,
     iso_date,
-    later_child,
     register_type,
     split_register_reference,
     structure_error,
@@ -49,7 +47,7 @@ from orchestration.xjustiz.version import PARSER_VERSION
 log = logging.getLogger(__name__)
 
 T = "{" + XJUSTIZ_NS + "}"
-# Element names in Clark notation. Lookups go child by child (``descend``, ``children_by_tag``):
+# Element names in Clark notation. Lookups go child by child (``descend``, ``Children``), in C:
 # ElementPath's ``find`` with a path costs more than the parse of a small document.
 KOPF = T + "nachrichtenkopf"
 PRODUCER = (T + "herstellerinformation", T + "nameDesProdukts")
@@ -136,8 +134,8 @@ def parse_v3(root: etree._Element, top: dict, version: str, retrieved_at: str | 
     fachdaten = top.get(FACHDATEN)
     if fachdaten is None:
         raise structure_error(root, "no register data", FACHDATEN)
-    register_data = children_by_tag(fachdaten)
-    basis = children_by_tag(register_data.get(BASISDATEN))
+    register_data = Children(fachdaten)
+    basis = Children(register_data.get(BASISDATEN))
     extract = read_extract(register_data.get(EXTRACT), EXTRACT_NAMES, _entry_kind)
     additional = register_data.get(ADDITIONAL)
 
@@ -152,7 +150,7 @@ def parse_v3(root: etree._Element, top: dict, version: str, retrieved_at: str | 
         source=dict(
             format="xjustiz-3",
             xjustiz_version=version,
-            producer=text_of(descend(later_child(kopf, PRODUCER[0]), *PRODUCER[1:])),
+            producer=text_of(descend(descend(kopf, PRODUCER[0]), *PRODUCER[1:])),
             retrieved_at=retrieved_at or extract.retrieved_at,
         ),
         register=_register(proceeding, kopf, roles),
@@ -211,7 +209,7 @@ def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: li
     instance = descend(proceeding, INSTANCE)
     if instance is None:
         raise structure_error(proceeding, "no instance data", INSTANCE)
-    instance_parts = children_by_tag(instance)
+    instance_parts = Children(instance)
     court = descend(instance_parts.get(INSTANCE_COURT[0]), *INSTANCE_COURT[1:])
     court_code, court_label = first_code_and_label(court)
     court_code = court_code or text_of(descend(kopf, *SENDER_COURT))
@@ -223,7 +221,7 @@ def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: li
         raise structure_error(instance, "register number is missing", "aktenzeichen/auswahl_aktenzeichen")
     structured = descend(reference, T + "aktenzeichen.strukturiert")
     if structured is not None:
-        parts = children_by_tag(structured)
+        parts = Children(structured)
         kind = child_text(parts.get(T + "register"), "code")
         number = text_of(parts.get(T + "laufendeNummer"))
         if kind is None or number is None:
@@ -284,7 +282,7 @@ def _legal_form(company: dict, roles: list[Role]) -> dict:
 def _address(anschrift: etree._Element | None) -> dict | None:
     if anschrift is None:
         return None
-    parts = children_by_tag(anschrift)
+    parts = Children(anschrift)
     address = dict(
         street=text_of(parts.get(T + "strasse")),
         house_number=text_of(parts.get(T + "hausnummer")),
@@ -304,7 +302,7 @@ def _country(staat: etree._Element | None) -> str | None:
 
 
 def _money(element: etree._Element) -> dict | None:
-    parts = children_by_tag(element)
+    parts = Children(element)
     amount = decimal_amount(text_of(parts.get(T + "zahl")), element)
     if amount is None:
         return None
@@ -330,13 +328,12 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
         if field == ENTITLED:
             current = Representation()
         elif field == ROLE_REFERENCE:
-            entitled[clean(value) or ""] = current
+            entitled[value or ""] = current
         elif field == AUTHORITY_TEXT:
-            text = clean(value)
-            if text:
-                current.texts.append(text)
+            if value:
+                current.texts.append(value)
         elif field == AUTHORITY_CODE:
-            text = clean(value[1]) or clean(value[0])  # the label, else the code
+            text = value[1] or value[0]  # the label, else the code
             if text:
                 current.texts.append(text)
         elif current is not general:  # an exemption from § 181 BGB
@@ -345,5 +342,5 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
 
 
 def _entry_kind(coded: tuple[str | None, str | None]) -> str | None:
-    code, label = clean(coded[0]), clean(coded[1])
+    code, label = coded
     return label or codes.ENTRY_KINDS.get(code or "") or code

@@ -17,7 +17,7 @@ from functools import cache, partial
 from lxml import etree
 
 from orchestration.xjustiz._select import CODED, ELEMENT, MARK, TEXT, Selector
-from orchestration.xjustiz.values import clean, iso_date, structure_error
+from orchestration.xjustiz.values import iso_date, structure_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +106,7 @@ def read_participants(proceeding: etree._Element, names: ParticipantNames) -> li
             current = Participant(value)
             participants.append(current)
         elif field == ROLE_NUMBER:
-            current.roles.append([clean(value) or "", None, None, False])
+            current.roles.append([value or "", None, None, False])
         elif field == DESIGNATION:
             roles = current.roles
             if roles and not roles[-1][3]:
@@ -115,28 +115,28 @@ def read_participants(proceeding: etree._Element, names: ParticipantNames) -> li
                 role = ["", None, None, True]
                 roles.append(role)
             if names.designation_text is None:
-                role[1], role[2] = clean(value[0]), clean(value[1])
+                role[1], role[2] = value
             else:
-                role[2] = clean(value)
+                role[2] = value
             role[3] = True
         elif field == FIRST_NAME:
             if current.first_name is None:
-                current.first_name = clean(value)
+                current.first_name = value
         elif field == LAST_NAME:
             if current.last_name is None:
-                current.last_name = clean(value)
+                current.last_name = value
         elif field == BIRTH_DATE:
             if current.birth_date is None:
                 current.birth_date = iso_date(value, partial(selector.element_at, proceeding, position))
         elif field == ADDRESS_CITY:
             if current.address_city is None:
-                current.address_city = clean(value)
+                current.address_city = value
         elif field == SEAT_CITY:
             if current.seat_city is None:
-                current.seat_city = clean(value)
+                current.seat_city = value
         elif field == NAME:
             if current.name is None:
-                current.name = clean(value)
+                current.name = value
         elif current.kind is None:
             # Person or organisation: only the participant itself, not people named inside it.
             if field == PERSON:

@@ -11,6 +11,11 @@ from typing import get_args
 from lxml import etree
 
 from orchestration.failures import FailureClass, JobError
+
+# Lookups by name run in C: through lxml's Python API, every sibling passed on the way would become
+# an element object with a namespaced tag string. ``clean`` is the one cleaning of text, which the
+# selector applies too.
+from orchestration.xjustiz._select import Children, child_text, clean, descend  # noqa: F401
 from orchestration.xjustiz.model import RegisterType
 
 XJUSTIZ_NS = "http://www.xjustiz.de"
@@ -25,17 +30,6 @@ Where = etree._Element | Callable[[], etree._Element]
 _PLAIN_AMOUNT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9][0-9]\Z")
 
 
-def clean(text: str | None) -> str | None:
-    """Whitespace collapsed to single spaces (producers wrap lines at will); None when empty."""
-    if text is None:
-        return None
-    value = text.strip()
-    # Most values need only the strip; the scans are cheaper than always splitting.
-    if "\n" in value or "  " in value or "\t" in value or "\r" in value:
-        value = " ".join(value.split())
-    return value or None
-
-
 def first_of(element: etree._Element, tags: tuple[str, ...]) -> dict:
     """The first element of each of ``tags`` in ``element``'s subtree (document order), found in
     one pass that lxml filters in C; ``element`` itself under ``None``, for error paths."""
@@ -47,53 +41,8 @@ def first_of(element: etree._Element, tags: tuple[str, ...]) -> dict:
     return found
 
 
-def children_by_tag(element: etree._Element | None) -> dict:
-    """The first direct child of each tag."""
-    found: dict = {}
-    if element is not None:
-        # A slice builds the list of children in C: cheaper than lxml's child iterator.
-        for child in element[:]:
-            tag = child.tag
-            if tag not in found:
-                found[tag] = child
-    return found
-
-
-def descend(element: etree._Element | None, *tags: str) -> etree._Element | None:
-    """The first child of the first child … along ``tags``; cheaper than ``find`` with a path,
-    which goes through ElementPath on every call, and than ``iterchildren(tag)``, which sets
-    up a tag matcher on every call."""
-    for tag in tags:
-        if element is None:
-            return None
-        # Plain iteration stops at the match: an element may have hundreds of children.
-        for child in element:
-            if child.tag == tag:
-                element = child
-                break
-        else:
-            return None
-    return element
-
-
-def later_child(element: etree._Element | None, tag: str) -> etree._Element | None:
-    """The first child of ``tag``, found by lxml in C: for a child that follows many others,
-    where ``descend`` would make a Python object of each one passed."""
-    return next(element.iterchildren(tag), None) if element is not None else None
-
-
 def text_of(element: etree._Element | None) -> str | None:
     return clean(element.text) if element is not None else None
-
-
-def child_text(element: etree._Element | None, tag: str) -> str | None:
-    """The cleaned text of the first child of ``tag``: meant for small elements (codes, amounts)."""
-    if element is None:
-        return None
-    for child in element[:]:
-        if child.tag == tag:
-            return clean(child.text)
-    return None
 
 
 def element_path(element: etree._Element, child: str | None = None) -> str:
