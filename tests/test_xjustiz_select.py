@@ -52,3 +52,21 @@ def test_element_at_finds_the_element_behind_a_value() -> None:
 def test_the_element_itself_is_not_selected() -> None:
     root = etree.fromstring(DOCUMENT)
     assert Selector({NS + "beteiligung": ("participation", MARK)}).select(root) == []
+
+
+TRICKY_TEXTS = [
+    "Essen", " Essen", "Essen ", "Bad  Homburg", "Bad\nHomburg", "Bad\tHomburg", "Bad\r\nHomburg", "Düsseldorf",
+    "Straße\u00a0", "\u2003Köln", "a\u00a0 b", "x", " ", "", "Müller &amp; Co.", "<![CDATA[a  b]]>c",
+]  # fmt: skip
+
+
+def test_texts_are_cleaned_exactly_as_clean_cleans_lxml_text() -> None:
+    from orchestration.xjustiz._select import child_text, clean
+
+    body = "".join(f"<tns:ort>{text}</tns:ort>" for text in TRICKY_TEXTS)
+    root = etree.fromstring(f'<tns:sitz xmlns:tns="http://www.xjustiz.de">{body}</tns:sitz>'.encode())
+    expected = [clean(element.text) for element in root]
+    assert Selector({NS + "ort": ("city", TEXT)}).select(root) == [("city", value) for value in expected]
+    assert expected[:8] == ["Essen", "Essen", "Essen", "Bad Homburg", "Bad Homburg", "Bad Homburg", "Bad Homburg", "Düsseldorf"]
+    assert expected[8:12] == ["Straße", "Köln", "a\u00a0 b", "x"] and expected[12] is expected[13] is None
+    assert child_text(root, NS + "ort") == "Essen"

@@ -9,7 +9,8 @@ itself and hands back only (field, value) pairs, so the readers loop over plain 
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport PyObject
-from libc.string cimport strcmp
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.string cimport strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
@@ -45,6 +46,32 @@ cpdef clean(text):
     return value or None
 
 
+cdef inline bint _ascii_space(unsigned char byte) noexcept:
+    # What str.isspace() counts as whitespace among ASCII characters.
+    return byte == 32 or 9 <= byte <= 13 or 28 <= byte <= 31
+
+
+cdef object _text(tree.xmlNode* node):
+    """``clean(textOf(node))``, without the Python string work for the common case: one text node
+    with nothing to strip or collapse (edges are ASCII and not blank; no tab, line break or
+    double space), which is returned as it is."""
+    cdef tree.xmlNode* text = node.children
+    cdef const unsigned char* content
+    cdef size_t i, length
+    if (text != NULL and text.type == tree.XML_TEXT_NODE and text.content != NULL
+            and (text.next == NULL or text.next.type in (tree.XML_ELEMENT_NODE, tree.XML_COMMENT_NODE, tree.XML_PI_NODE))):
+        content = <const unsigned char*> text.content
+        length = strlen(<const char*> content)
+        if (length and content[0] < 128 and content[length - 1] < 128
+                and not _ascii_space(content[0]) and not _ascii_space(content[length - 1])):
+            for i in range(length):
+                if content[i] == 9 or content[i] == 10 or content[i] == 13 or (content[i] == 32 and content[i + 1] == 32):
+                    break
+            else:
+                return PyUnicode_DecodeUTF8(<const char*> content, length, NULL)
+    return clean(cetree.textOf(node))
+
+
 cdef inline bint _same(const char* a, const char* b) noexcept:
     if a == NULL or b == NULL:
         return a == b
@@ -52,7 +79,9 @@ cdef inline bint _same(const char* a, const char* b) noexcept:
 
 
 cdef inline bint _named(tree.xmlNode* node, const char* href, const char* name) noexcept:
-    return strcmp(<const char*> node.name, name) == 0 and _same(<const char*> cetree._getNs(node), href)
+    # The first byte settles most comparisons without a call.
+    return (node.name[0] == name[0] and strcmp(<const char*> node.name, name) == 0
+            and _same(<const char*> cetree._getNs(node), href))
 
 
 cdef inline bint _blank(const char* text) noexcept:
@@ -70,7 +99,7 @@ cdef tuple _coded(tree.xmlNode* node):
     while child != NULL:
         if child.type == tree.XML_ELEMENT_NODE:
             if code is None and cetree._getNs(child) == NULL and strcmp(<const char*> child.name, b"code") == 0:
-                code = clean(cetree.textOf(child))
+                code = _text(child)
         elif child.type == tree.XML_COMMENT_NODE and label is None and not _blank(<const char*> child.content):
             label = clean(cetree.pyunicode(child.content))
         child = child.next
@@ -139,7 +168,7 @@ def child_text(_Element element, tag):
     if element is None:
         return None
     cdef tree.xmlNode* node = _child(element._c_node, tag)
-    return clean(cetree.textOf(node)) if node != NULL else None
+    return _text(node) if node != NULL else None
 
 
 cdef class Children:
@@ -216,7 +245,7 @@ cdef class Selector:
             rule = self._match(node)
             if rule != NULL:
                 if rule.mode == TEXT:
-                    value = clean(cetree.textOf(node))
+                    value = _text(node)
                 elif rule.mode == CODED:
                     value = _coded(node)
                 elif rule.mode == ELEMENT:
