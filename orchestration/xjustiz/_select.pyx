@@ -235,6 +235,15 @@ cdef class Selector:
             return rule
         return NULL
 
+    cdef object _value(self, Rule* rule, _Element element, tree.xmlNode* node):
+        if rule.mode == TEXT:
+            return _text(node)
+        if rule.mode == CODED:
+            return _coded(node)
+        if rule.mode == ELEMENT:
+            return cetree.elementFactory(element._doc, node)
+        return None
+
     def select(self, _Element element not None):
         """``[(field, value), …]`` for the matching descendants of ``element``, in document order."""
         cdef list found = []
@@ -244,15 +253,45 @@ cdef class Selector:
         while node != NULL:
             rule = self._match(node)
             if rule != NULL:
-                if rule.mode == TEXT:
-                    value = _text(node)
-                elif rule.mode == CODED:
-                    value = _coded(node)
-                elif rule.mode == ELEMENT:
-                    value = cetree.elementFactory(element._doc, node)
-                else:
-                    value = None
-                found.append((<object> rule.field, value))
+                found.append((<object> rule.field, self._value(rule, element, node)))
+            node = _next_element(node, top)
+        return found
+
+    def records(self, _Element element not None, Py_ssize_t start, Py_ssize_t width, frozenset sequence=frozenset()):
+        """The matches grouped into records, one per match of field ``start``, in document order.
+
+        Fields are slot numbers below ``width``. A record is a list of ``width + 1`` slots: the
+        start's value at ``start``; for every other field the first value that is not None;
+        and last, the list of ``(field, value)`` of the fields in ``sequence``, in order (for
+        what repeats, or where the order of different fields matters). Matches before the first
+        start belong to no record and are dropped."""
+        cdef list found = []
+        cdef list record = None
+        cdef tree.xmlNode* top = element._c_node
+        cdef tree.xmlNode* node = _next_element(top, top)
+        cdef Rule* rule
+        cdef Py_ssize_t field
+        cdef int i
+        if not 0 <= start < width:
+            raise ValueError(f"start {start} is not a slot below {width}")
+        for i in range(self._count):
+            field = <object> self._rules[i].field
+            if not 0 <= field < width:
+                raise ValueError(f"field {field} is not a slot below {width}")
+        while node != NULL:
+            rule = self._match(node)
+            if rule != NULL:
+                field = <object> rule.field
+                if field == start:
+                    record = [None] * (width + 1)
+                    record[start] = self._value(rule, element, node)
+                    record[width] = []
+                    found.append(record)
+                elif record is not None:
+                    if field in sequence:
+                        (<list> record[width]).append((field, self._value(rule, element, node)))
+                    elif record[field] is None:
+                        record[field] = self._value(rule, element, node)
             node = _next_element(node, top)
         return found
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache, partial
+from functools import cache
 
 from lxml import etree
 
@@ -78,14 +78,14 @@ def read_extract(
         elif field_ == TEXT_FIELD:
             entry["text"] = value or ""
         elif field_ in NUMBERS:
-            entry[NUMBERS[field_]] = optional_int(value, partial(selector.element_at, auszug, position))
+            entry[NUMBERS[field_]] = optional_int(value, (selector.element_at, auszug, position))
         elif field_ == KIND:
             entry["kind"] = entry_kind(value) if entry_kind else value
         elif field_ == RETRIEVAL_DATE:
-            day = iso_date(value, partial(selector.element_at, auszug, position))
+            day = iso_date(value, (selector.element_at, auszug, position))
         elif field_ == RETRIEVAL_TIME:
             time = value
         else:
-            extract.last_entry_date = iso_date(value, partial(selector.element_at, auszug, position))
+            extract.last_entry_date = iso_date(value, (selector.element_at, auszug, position))
     extract.retrieved_at = f"{day}T{time}" if day and time else day
     return extract

@@ -12,12 +12,12 @@ objects, lists and dicts: every object or call saved is paid back hundreds of ti
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache
 
 from lxml import etree
 
 from orchestration.xjustiz._select import CODED, ELEMENT, MARK, TEXT, Selector
-from orchestration.xjustiz.values import iso_date, structure_error
+from orchestration.xjustiz.values import clean, iso_date, structure_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +63,12 @@ class Participant:
         self.officer_fields: dict | None = None  # what every officer of this participant shares, once built
 
 
-# The fields read_participants selects.
+# The fields read_participants selects: slots of one record per participation.
 (PARTICIPATION, ROLE_NUMBER, DESIGNATION, PERSON, ORGANISATION, FIRST_NAME, LAST_NAME, BIRTH_DATE, NAME,
- ADDRESS_CITY, SEAT_CITY) = range(11)  # fmt: skip
+ ADDRESS_CITY, SEAT_CITY, WIDTH) = range(12)  # fmt: skip
+# Read in order: roles (a number, then its designation) and whether a person or an organisation
+# comes first.
+IN_ORDER = frozenset((ROLE_NUMBER, DESIGNATION, PERSON, ORGANISATION))
 
 
 @cache
@@ -93,57 +96,46 @@ def _selector(names: ParticipantNames) -> Selector:
 def read_participants(proceeding: etree._Element, names: ParticipantNames) -> list[Participant]:
     """The participants in document order.
 
-    Only the participation (for error paths) and organisations (which may stand in for the
-    company) are kept as elements; everything else is read as text in one pass in C."""
-    participants: list[Participant] = []
-    # Whatever comes before the first participation lands here and is dropped; its birth date
-    # counts as read, so a date outside any participation is never parsed.
-    current = Participant(None)
-    current.birth_date = ""
-    selector = _selector(names)
-    for position, (field, value) in enumerate(selector.select(proceeding)):
-        if field == PARTICIPATION:
-            current = Participant(value)
-            participants.append(current)
-        elif field == ROLE_NUMBER:
-            current.roles.append([value or "", None, None, False])
-        elif field == DESIGNATION:
-            roles = current.roles
-            if roles and not roles[-1][3]:
-                role = roles[-1]
-            else:
-                role = ["", None, None, True]
-                roles.append(role)
-            if names.designation_text is None:
-                role[1], role[2] = value
-            else:
-                role[2] = value
-            role[3] = True
-        elif field == FIRST_NAME:
-            if current.first_name is None:
-                current.first_name = value
-        elif field == LAST_NAME:
-            if current.last_name is None:
-                current.last_name = value
-        elif field == BIRTH_DATE:
-            if current.birth_date is None:
-                current.birth_date = iso_date(value, partial(selector.element_at, proceeding, position))
-        elif field == ADDRESS_CITY:
-            if current.address_city is None:
-                current.address_city = value
-        elif field == SEAT_CITY:
-            if current.seat_city is None:
-                current.seat_city = value
-        elif field == NAME:
-            if current.name is None:
-                current.name = value
-        elif current.kind is None:
-            # Person or organisation: only the participant itself, not people named inside it.
-            if field == PERSON:
-                current.kind = "person"
-            else:
-                current.kind, current.organisation = "organisation", value
+    One record per participation, read in C: each value is the first one found in it. Only the
+    participation (for error paths) and organisations (which may stand in for the company) are
+    kept as elements."""
+    participants = []
+    coded = names.designation_text is None
+    for record in _selector(names).records(proceeding, PARTICIPATION, WIDTH, IN_ORDER):
+        participant = Participant(record[PARTICIPATION])
+        participant.first_name, participant.last_name = record[FIRST_NAME], record[LAST_NAME]
+        participant.name, participant.seat_city, participant.address_city = record[NAME], record[SEAT_CITY], record[ADDRESS_CITY]
+        birth_date = record[BIRTH_DATE]
+        if birth_date is not None:
+            participant.birth_date = iso_date(birth_date, (_birth_date_element, participant.participation, names))
+        roles = participant.roles
+        for field, value in record[WIDTH]:
+            if field == ROLE_NUMBER:
+                roles.append([value or "", None, None, False])
+            elif field == DESIGNATION:
+                if roles and not roles[-1][3]:
+                    role = roles[-1]
+                else:
+                    role = ["", None, None, True]
+                    roles.append(role)
+                if coded:
+                    role[1], role[2] = value
+                else:
+                    role[2] = value
+                role[3] = True
+            elif participant.kind is None:
+                # Person or organisation: only the participant itself, not people named inside it.
+                if field == PERSON:
+                    participant.kind = "person"
+                else:
+                    participant.kind, participant.organisation = "organisation", value
+        participants.append(participant)
     return participants
+
+
+def _birth_date_element(participation: etree._Element, names: ParticipantNames) -> etree._Element:
+    """The birth date a participant's record holds: the first one in it that is not blank."""
+    return next(e for e in participation.iter(names.birth_date) if clean(e.text) is not None)
 
 
 class Representation:

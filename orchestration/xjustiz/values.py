@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import get_args
@@ -23,9 +22,9 @@ REGISTER_REFERENCE = re.compile(r"^\s*(HRA|HRB|GnR|PR|VR)\s*(\d+)\s*(.*?)\s*$", 
 _CANONICAL_REGISTER_TYPE = {t.lower(): t for t in get_args(RegisterType)}
 _COMMENT = etree.Comment  # the tag of comment nodes
 _from_iso = date.fromisoformat
-# Where a value was read, for the path of an error: the element, or a function that finds it
-# (for values read without making element objects; called only when there is an error).
-Where = etree._Element | Callable[[], etree._Element]
+# Where a value was read, for the path of an error: the element, or for a value read without
+# making element objects, a function that finds it and its arguments (called only on error).
+Where = etree._Element | tuple
 # Amounts that Decimal prints back unchanged with two decimal places.
 _PLAIN_AMOUNT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9][0-9]\Z")
 
@@ -56,8 +55,9 @@ def element_path(element: etree._Element, child: str | None = None) -> str:
 
 
 def structure_error(element: Where, message: str, child: str | None = None) -> JobError:
-    if not isinstance(element, etree._Element):
-        element = element()
+    if isinstance(element, tuple):
+        find, *arguments = element
+        element = find(*arguments)
     return JobError(FailureClass.PARSER_ERROR, message, source="xjustiz", code=element_path(element, child))
 
 
