@@ -1,7 +1,7 @@
 """The register extract (Auszug) of an SI document: its entries and dates, in one pass.
 
 Same idea as ``participants``: RegisSTAR extracts carry dozens of entries, and one ``Selector``
-pass reads only the values wanted, in C, instead of a lookup per field and entry.
+pass reads them as one record per entry, in C, instead of a lookup per field and entry.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from functools import cache
 
 from lxml import etree
 
-from orchestration.xjustiz._select import CODED, MARK, TEXT, Selector
-from orchestration.xjustiz.values import iso_date, optional_int
+from orchestration.xjustiz._select import CODED, ELEMENT, TEXT, Selector
+from orchestration.xjustiz.values import child_text, descend, iso_date, optional_int
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,24 +40,20 @@ class Extract:
     last_entry_date: str | None = None
 
 
-# The fields read_extract selects.
-ENTRY, COLUMN, POSITION, NUMBER, KIND, TEXT_FIELD, RETRIEVAL_DATE, RETRIEVAL_TIME, LAST_ENTRY = range(9)
-NUMBERS = {COLUMN: "column", POSITION: "position", NUMBER: "number"}
+# The fields of an entry: slots of one record per entry.
+ENTRY, COLUMN, POSITION, NUMBER, KIND, TEXT_FIELD, WIDTH = range(7)
 
 
 @cache
 def _selector(names: ExtractNames) -> Selector:
     kind = {names.kind: (KIND, CODED)} if names.kind_text is None else {(names.kind, names.kind_text): (KIND, TEXT)}
     return Selector({
-        names.entry: (ENTRY, MARK),
+        names.entry: (ENTRY, ELEMENT),
         names.column: (COLUMN, TEXT),
         names.position: (POSITION, TEXT),
         names.number: (NUMBER, TEXT),
         **kind,
         names.text: (TEXT_FIELD, TEXT),
-        names.retrieval_date: (RETRIEVAL_DATE, TEXT),
-        names.retrieval_time: (RETRIEVAL_TIME, TEXT),
-        names.last_entry: (LAST_ENTRY, TEXT),
     })  # fmt: skip
 
 
@@ -68,24 +64,17 @@ def read_extract(
     extract = Extract()
     if auszug is None:
         return extract
-    selector = _selector(names)
-    entry: dict = {}
-    day = time = None
-    for position, (field_, value) in enumerate(selector.select(auszug)):
-        if field_ == ENTRY:
-            entry = {"column": None, "position": None, "number": None, "kind": None, "text": ""}
-            extract.entries.append(entry)
-        elif field_ == TEXT_FIELD:
-            entry["text"] = value or ""
-        elif field_ in NUMBERS:
-            entry[NUMBERS[field_]] = optional_int(value, (selector.element_at, auszug, position))
-        elif field_ == KIND:
-            entry["kind"] = entry_kind(value) if entry_kind else value
-        elif field_ == RETRIEVAL_DATE:
-            day = iso_date(value, (selector.element_at, auszug, position))
-        elif field_ == RETRIEVAL_TIME:
-            time = value
-        else:
-            extract.last_entry_date = iso_date(value, (selector.element_at, auszug, position))
+    for record in _selector(names).records(auszug, ENTRY, WIDTH):
+        element, kind = record[ENTRY], record[KIND]
+        extract.entries.append({
+            "column": optional_int(record[COLUMN], (descend, element, names.column)),
+            "position": optional_int(record[POSITION], (descend, element, names.position)),
+            "number": optional_int(record[NUMBER], (descend, element, names.number)),
+            "kind": entry_kind(kind) if entry_kind and kind is not None else kind,
+            "text": record[TEXT_FIELD] or "",
+        })  # fmt: skip
+    day = iso_date(child_text(auszug, names.retrieval_date), (descend, auszug, names.retrieval_date))
+    time = child_text(auszug, names.retrieval_time)
     extract.retrieved_at = f"{day}T{time}" if day and time else day
+    extract.last_entry_date = iso_date(child_text(auszug, names.last_entry), (descend, auszug, names.last_entry))
     return extract
