@@ -7,10 +7,11 @@ text: several times what libxml2 spent parsing that element. A ``Selector`` walk
 itself and hands back only (field, value) pairs, so the readers loop over plain tuples.
 """
 
+from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cpython.ref cimport PyObject
+from cpython.ref cimport Py_INCREF, PyObject
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.string cimport strcmp, strlen
+from libc.string cimport memset, strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
@@ -24,6 +25,24 @@ CODED = 1  # (code, label): the text of its first ``code`` child and of its firs
            # not blank (an XJustiz code, with the label producers put next to it)
 ELEMENT = 2  # the element itself
 MARK = 3  # nothing (None): only that it occurs
+
+
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long) nogil
+
+
+cdef enum:
+    MAX_RULES = 64  # a rule is a bit of a name's candidate mask
+    CACHE_SLOTS = 256  # names remembered per walk (a register document has about a hundred)
+    CACHE_FILL = 192
+
+
+cdef struct NameCache:
+    # libxml2 interns element names per document, so each distinct name is one pointer: the
+    # rules a name can match are worked out once per name and walk, not once per element.
+    const tree.xmlChar* names[CACHE_SLOTS]
+    unsigned long long candidates[CACHE_SLOTS]
+    int used
 
 
 cdef struct Rule:
@@ -197,6 +216,8 @@ cdef class Selector:
     cdef list _keep  # the encoded names and fields the rules point to
 
     def __cinit__(self, dict rules):
+        if len(rules) > MAX_RULES:
+            raise ValueError(f"at most {MAX_RULES} rules")
         self._keep = []
         self._count = 0
         self._rules = <Rule*> PyMem_Malloc(len(rules) * sizeof(Rule))
@@ -220,12 +241,37 @@ cdef class Selector:
     def __dealloc__(self):
         PyMem_Free(self._rules)
 
-    cdef Rule* _match(self, tree.xmlNode* node) noexcept:
+    cdef unsigned long long _candidates(self, const tree.xmlChar* name) noexcept:
+        """The rules whose local name is ``name``, as a bit mask."""
+        cdef unsigned long long mask = 0
         cdef int i
-        cdef Rule* rule
         for i in range(self._count):
-            rule = &self._rules[i]
-            if not _named(node, rule.href, rule.name):
+            if name[0] == self._rules[i].name[0] and strcmp(<const char*> name, self._rules[i].name) == 0:
+                mask |= 1ULL << i
+        return mask
+
+    cdef Rule* _match(self, tree.xmlNode* node, NameCache* cache) noexcept:
+        """The first rule that ``node`` matches, or NULL."""
+        cdef const tree.xmlChar* name = node.name
+        cdef size_t slot = (<size_t> name >> 4) % CACHE_SLOTS
+        cdef unsigned long long mask
+        while True:
+            if cache.names[slot] == name:
+                mask = cache.candidates[slot]
+                break
+            if cache.names[slot] == NULL:
+                mask = self._candidates(name)
+                if cache.used < CACHE_FILL:
+                    cache.names[slot] = name
+                    cache.candidates[slot] = mask
+                    cache.used += 1
+                break
+            slot = (slot + 1) % CACHE_SLOTS
+        cdef Rule* rule
+        while mask:
+            rule = &self._rules[__builtin_ctzll(mask)]
+            mask &= mask - 1
+            if not _same(<const char*> cetree._getNs(node), rule.href):
                 continue
             if rule.parent_name != NULL and not (
                 node.parent != NULL and node.parent.type == tree.XML_ELEMENT_NODE
@@ -250,8 +296,10 @@ cdef class Selector:
         cdef tree.xmlNode* top = element._c_node
         cdef tree.xmlNode* node = _next_element(top, top)
         cdef Rule* rule
+        cdef NameCache cache
+        memset(&cache, 0, sizeof(cache))
         while node != NULL:
-            rule = self._match(node)
+            rule = self._match(node, &cache)
             if rule != NULL:
                 found.append((<object> rule.field, self._value(rule, element, node)))
             node = _next_element(node, top)
@@ -270,8 +318,10 @@ cdef class Selector:
         cdef tree.xmlNode* top = element._c_node
         cdef tree.xmlNode* node = _next_element(top, top)
         cdef Rule* rule
-        cdef Py_ssize_t field
+        cdef Py_ssize_t field, slot
         cdef int i
+        cdef NameCache cache
+        memset(&cache, 0, sizeof(cache))
         if not 0 <= start < width:
             raise ValueError(f"start {start} is not a slot below {width}")
         for i in range(self._count):
@@ -279,13 +329,18 @@ cdef class Selector:
             if not 0 <= field < width:
                 raise ValueError(f"field {field} is not a slot below {width}")
         while node != NULL:
-            rule = self._match(node)
+            rule = self._match(node, &cache)
             if rule != NULL:
                 field = <object> rule.field
                 if field == start:
-                    record = [None] * (width + 1)
+                    record = PyList_New(width + 1)
+                    for slot in range(width):
+                        Py_INCREF(None)
+                        PyList_SET_ITEM(record, slot, None)
+                    sequence_values = []
+                    Py_INCREF(sequence_values)
+                    PyList_SET_ITEM(record, width, sequence_values)
                     record[start] = self._value(rule, element, node)
-                    record[width] = []
                     found.append(record)
                 elif record is not None:
                     if field in sequence:
@@ -299,8 +354,10 @@ cdef class Selector:
         """The element behind ``select(element)[index]``: for error messages that name its path."""
         cdef tree.xmlNode* top = element._c_node
         cdef tree.xmlNode* node = _next_element(top, top)
+        cdef NameCache cache
+        memset(&cache, 0, sizeof(cache))
         while node != NULL:
-            if self._match(node) != NULL:
+            if self._match(node, &cache) != NULL:
                 if index == 0:
                     return cetree.elementFactory(element._doc, node)
                 index -= 1
