@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import date
 from decimal import Decimal, InvalidOperation
+from functools import cache
 from typing import get_args
 
 from lxml import etree
@@ -14,7 +15,14 @@ from orchestration.failures import FailureClass, JobError
 # Lookups by name run in C: through lxml's Python API, every sibling passed on the way would become
 # an element object with a namespaced tag string. ``clean`` is the one cleaning of text, which the
 # selector applies too.
-from orchestration.xjustiz._select import Children, child_text, clean, descend  # noqa: F401
+from orchestration.xjustiz._select import (  # noqa: F401
+    ELEMENT,
+    Children,
+    Selector,
+    child_text,
+    clean,
+    descend,
+)
 from orchestration.xjustiz.model import RegisterType
 
 XJUSTIZ_NS = "http://www.xjustiz.de"
@@ -31,13 +39,17 @@ _PLAIN_AMOUNT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9][0-9]\Z")
 
 def first_of(element: etree._Element, tags: tuple[str, ...]) -> dict:
     """The first element of each of ``tags`` in ``element``'s subtree (document order), found in
-    one pass that lxml filters in C; ``element`` itself under ``None``, for error paths."""
+    one pass in C; ``element`` itself under ``None``, for error paths."""
     found: dict = {None: element}
-    for descendant in element.iter(*tags):
-        tag = descendant.tag
+    for tag, descendant in _elements_named(tags).select(element):
         if tag not in found:
             found[tag] = descendant
     return found
+
+
+@cache
+def _elements_named(tags: tuple[str, ...]) -> Selector:
+    return Selector({tag: (tag, ELEMENT) for tag in tags})
 
 
 def text_of(element: etree._Element | None) -> str | None:
