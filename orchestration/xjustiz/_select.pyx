@@ -70,24 +70,27 @@ cdef inline bint _ascii_space(unsigned char byte) noexcept:
     return byte == 32 or 9 <= byte <= 13 or 28 <= byte <= 31
 
 
+cdef object _cleaned(const unsigned char* content):
+    """``clean`` of libxml2's UTF-8 ``content``, without the Python string work for the common
+    case: nothing to strip or collapse (edges are ASCII and not blank; no tab, line break or
+    double space), where the text is taken as it is."""
+    cdef size_t i, length = strlen(<const char*> content)
+    if (length and content[0] < 128 and content[length - 1] < 128
+            and not _ascii_space(content[0]) and not _ascii_space(content[length - 1])):
+        for i in range(length):
+            if content[i] == 9 or content[i] == 10 or content[i] == 13 or (content[i] == 32 and content[i + 1] == 32):
+                break
+        else:
+            return PyUnicode_DecodeUTF8(<const char*> content, length, NULL)
+    return clean(cetree.pyunicode(content))
+
+
 cdef object _text(tree.xmlNode* node):
-    """``clean(textOf(node))``, without the Python string work for the common case: one text node
-    with nothing to strip or collapse (edges are ASCII and not blank; no tab, line break or
-    double space), which is returned as it is."""
+    """``clean(textOf(node))``: straight from the text node when it is the only one."""
     cdef tree.xmlNode* text = node.children
-    cdef const unsigned char* content
-    cdef size_t i, length
     if (text != NULL and text.type == tree.XML_TEXT_NODE and text.content != NULL
             and (text.next == NULL or text.next.type in (tree.XML_ELEMENT_NODE, tree.XML_COMMENT_NODE, tree.XML_PI_NODE))):
-        content = <const unsigned char*> text.content
-        length = strlen(<const char*> content)
-        if (length and content[0] < 128 and content[length - 1] < 128
-                and not _ascii_space(content[0]) and not _ascii_space(content[length - 1])):
-            for i in range(length):
-                if content[i] == 9 or content[i] == 10 or content[i] == 13 or (content[i] == 32 and content[i + 1] == 32):
-                    break
-            else:
-                return PyUnicode_DecodeUTF8(<const char*> content, length, NULL)
+        return _cleaned(<const unsigned char*> text.content)
     return clean(cetree.textOf(node))
 
 
@@ -120,7 +123,7 @@ cdef tuple _coded(tree.xmlNode* node):
             if code is None and cetree._getNs(child) == NULL and strcmp(<const char*> child.name, b"code") == 0:
                 code = _text(child)
         elif child.type == tree.XML_COMMENT_NODE and label is None and not _blank(<const char*> child.content):
-            label = clean(cetree.pyunicode(child.content))
+            label = _cleaned(<const unsigned char*> child.content)
         child = child.next
     return code, label
 
