@@ -8,8 +8,15 @@ PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[test]'
+# The install compiles the parser's C modules (a minute); it is redone only when what it builds
+# from changed, since an editable install sees every other edit as it is.
+install_inputs() { cat pyproject.toml setup.py orchestration/xjustiz/*.py orchestration/xjustiz/*.pyx | sha256sum; }
+stamp=.venv/.installed-from
+if [ "$(cat "$stamp" 2>/dev/null)" != "$(install_inputs)" ] || ! compgen -G "orchestration/xjustiz/_select.*.so" >/dev/null; then
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    .venv/bin/python -m pip install --quiet -e '.[test]'
+    install_inputs > "$stamp"
+fi
 
 want_system_packages=${HREG_SYSTEM_PACKAGES:-tesseract-ocr tesseract-ocr-deu tesseract-ocr-osd chromium}
 missing=""

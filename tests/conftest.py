@@ -21,6 +21,16 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = REPO_ROOT.parent / "shared" / "samples"
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Refuse to test stale compiled modules: an import finds a module compiled at install before
+    its source, so an edit since would go untested (``./scripts/test.sh`` rebuilds first)."""
+    for compiled in (REPO_ROOT / "orchestration").rglob("*.so"):
+        name = compiled.name.split(".")[0]
+        sources = [s for s in (compiled.with_name(name + ".py"), compiled.with_name(name + ".pyx")) if s.exists()]
+        if any(source.stat().st_mtime > compiled.stat().st_mtime for source in sources):
+            pytest.exit(f"{sources[0].relative_to(REPO_ROOT)} changed after it was compiled: run ./scripts/bootstrap.sh", 2)
+
+
 @pytest.fixture(scope="session")
 def samples_dir() -> Path:
     return SAMPLES_DIR
