@@ -42,11 +42,27 @@ def test_values_are_read_in_document_order_by_rule() -> None:
     assert len(found) == 5
 
 
-def test_element_at_finds_the_element_behind_a_value() -> None:
+def test_a_rule_for_a_name_alone_matches_it_below_any_parent() -> None:
     root = etree.fromstring(DOCUMENT)
-    selector = Selector({NS + "ort": ("city", TEXT)})
-    assert [value for _, value in selector.select(root)] == ["Hamm", "Essen", None]
-    assert selector.element_at(root, 1).getparent().tag == NS + "anschrift"
+    assert Selector({NS + "ort": ("city", TEXT)}).select(root) == [("city", "Hamm"), ("city", "Essen"), ("city", None)]
+
+
+def test_records_group_values_by_their_start() -> None:
+    root = etree.fromstring(DOCUMENT)
+    participation, role, person, city, width = range(5)
+    selector = Selector({
+        NS + "beteiligung": (participation, MARK),
+        NS + "rollenbezeichnung": (role, CODED),
+        NS + "natuerlichePerson": (person, MARK),
+        NS + "ort": (city, TEXT),
+    })  # fmt: skip
+    # The start itself is not among the descendants: nothing opens a record.
+    assert selector.records(root, participation, width) == []
+    wrapper = etree.Element("wrapper")
+    wrapper.append(root)
+    # The first value of a field that is not None counts; fields in the sequence keep their order.
+    [record] = selector.records(wrapper, participation, width, frozenset({role}))
+    assert record == [None, None, None, "Hamm", [(role, ("285", "Prokurist(in)"))]]
 
 
 def test_the_element_itself_is_not_selected() -> None:

@@ -4,7 +4,8 @@
 Built on lxml's public C API, the documented way to extend lxml at C speed. Through lxml's Python
 API, each value read costs an element proxy, a ``{namespace}name`` tag string and then the
 text: several times what libxml2 spent parsing that element. A ``Selector`` walks the tree
-itself and hands back only (field, value) pairs, so the readers loop over plain tuples.
+itself and hands back only (field, value) pairs, or records that group them (one per
+participant, say), so the readers loop over plain tuples and lists.
 """
 
 from cpython.list cimport PyList_New, PyList_SET_ITEM
@@ -22,7 +23,7 @@ cetree.import_lxml__etree()
 # How a matched element's value is read; texts as ``clean`` leaves them.
 TEXT = 0  # its text (lxml's ``.text``)
 CODED = 1  # (code, label): the text of its first ``code`` child and of its first comment that is
-           # not blank (an XJustiz code, with the label producers put next to it)
+           # not blank: an XJustiz code, with the label producers put next to it
 ELEMENT = 2  # the element itself
 MARK = 3  # nothing (None): only that it occurs
 
@@ -106,15 +107,6 @@ cdef inline bint _named(tree.xmlNode* node, const char* href, const char* name) 
             and _same(<const char*> cetree._getNs(node), href))
 
 
-cdef inline bint _blank(const char* text) noexcept:
-    if text != NULL:
-        while text[0] != 0:
-            if text[0] not in b" \t\r\n":
-                return False
-            text += 1
-    return True
-
-
 cdef tuple _coded(tree.xmlNode* node):
     code = label = None
     cdef tree.xmlNode* child = node.children
@@ -122,7 +114,7 @@ cdef tuple _coded(tree.xmlNode* node):
         if child.type == tree.XML_ELEMENT_NODE:
             if code is None and cetree._getNs(child) == NULL and strcmp(<const char*> child.name, b"code") == 0:
                 code = _text(child)
-        elif child.type == tree.XML_COMMENT_NODE and label is None and not _blank(<const char*> child.content):
+        elif child.type == tree.XML_COMMENT_NODE and label is None and child.content != NULL:
             label = _cleaned(<const unsigned char*> child.content)
         child = child.next
     return code, label
@@ -352,17 +344,3 @@ cdef class Selector:
                         record[field] = self._value(rule, element, node)
             node = _next_element(node, top)
         return found
-
-    def element_at(self, _Element element not None, Py_ssize_t index):
-        """The element behind ``select(element)[index]``: for error messages that name its path."""
-        cdef tree.xmlNode* top = element._c_node
-        cdef tree.xmlNode* node = _next_element(top, top)
-        cdef NameCache cache
-        memset(&cache, 0, sizeof(cache))
-        while node != NULL:
-            if self._match(node, &cache) != NULL:
-                if index == 0:
-                    return cetree.elementFactory(element._doc, node)
-                index -= 1
-            node = _next_element(node, top)
-        raise IndexError(index)
