@@ -103,8 +103,8 @@ def read_participants(proceeding: etree._Element, names: ParticipantNames) -> li
     coded = names.designation_text is None
     for record in _selector(names).records(proceeding, PARTICIPATION, WIDTH, IN_ORDER):
         participant = Participant(record[PARTICIPATION])
-        participant.first_name, participant.last_name = record[FIRST_NAME], record[LAST_NAME]
-        participant.name, participant.seat_city, participant.address_city = record[NAME], record[SEAT_CITY], record[ADDRESS_CITY]
+        participant.first_name, participant.last_name, participant.name = record[FIRST_NAME], record[LAST_NAME], record[NAME]
+        participant.seat_city, participant.address_city = record[SEAT_CITY], record[ADDRESS_CITY]
         birth_date = record[BIRTH_DATE]
         if birth_date is not None:
             participant.birth_date = iso_date(birth_date, (_birth_date_element, participant.participation, names))
