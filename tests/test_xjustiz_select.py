@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from lxml import etree
-
 from orchestration.xjustiz._select import CODED, ELEMENT, MARK, TEXT, Selector
 
 NS = "{http://www.xjustiz.de}"

@@ -22,8 +22,7 @@ cetree.import_lxml__etree()
 
 # How a matched element's value is read; texts as ``clean`` leaves them.
 TEXT = 0  # its text (lxml's ``.text``)
-CODED = 1  # (code, label): the text of its first ``code`` child and of its first comment that is
-           # not blank: an XJustiz code, with the label producers put next to it
+CODED = 1  # (code, label), as ``code_and_label`` reads it
 ELEMENT = 2  # the element itself
 MARK = 3  # nothing (None): only that it occurs
 
@@ -109,15 +108,22 @@ cdef inline bint _named(tree.xmlNode* node, const char* href, const char* name) 
 
 cdef tuple _coded(tree.xmlNode* node):
     code = label = None
+    cdef bint seen_code = False
     cdef tree.xmlNode* child = node.children
     while child != NULL:
         if child.type == tree.XML_ELEMENT_NODE:
-            if code is None and cetree._getNs(child) == NULL and strcmp(<const char*> child.name, b"code") == 0:
-                code = _text(child)
+            if not seen_code and cetree._getNs(child) == NULL and strcmp(<const char*> child.name, b"code") == 0:
+                code, seen_code = _text(child), True
         elif child.type == tree.XML_COMMENT_NODE and label is None and child.content != NULL:
             label = _cleaned(<const unsigned char*> child.content)
         child = child.next
     return code, label
+
+
+def code_and_label(_Element element):
+    """An XJustiz code: the text of its first ``code`` child and the label of its first comment
+    that is not blank, the one producers put next to it; (None, None) for no element."""
+    return _coded(element._c_node) if element is not None else (None, None)
 
 
 cdef inline tree.xmlNode* _next_element(tree.xmlNode* node, tree.xmlNode* top) noexcept:

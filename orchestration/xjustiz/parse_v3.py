@@ -31,10 +31,10 @@ from orchestration.xjustiz.values import (
     XJUSTIZ_NS,
     Children,
     child_text,
+    code_and_label,
     comment_label,
     decimal_amount,
     descend,
-    first_code_and_label,
     first_of,
     iso_date,
     register_type,
@@ -211,7 +211,7 @@ def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: li
         raise structure_error(proceeding, "no instance data", INSTANCE)
     instance_parts = Children(instance)
     court = descend(instance_parts.get(INSTANCE_COURT[0]), *INSTANCE_COURT[1:])
-    court_code, court_label = first_code_and_label(court)
+    court_code, court_label = code_and_label(court)
     court_code = court_code or text_of(descend(kopf, *SENDER_COURT))
     if court_code is None:
         raise structure_error(instance, "register court is missing", "auswahl_instanzbehoerde/gericht/code")

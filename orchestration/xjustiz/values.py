@@ -21,6 +21,7 @@ from orchestration.xjustiz._select import (  # noqa: F401
     Selector,
     child_text,
     clean,
+    code_and_label,
     descend,
 )
 from orchestration.xjustiz.model import RegisterType
@@ -28,7 +29,6 @@ from orchestration.xjustiz.model import RegisterType
 XJUSTIZ_NS = "http://www.xjustiz.de"
 REGISTER_REFERENCE = re.compile(r"^\s*(HRA|HRB|GnR|PR|VR)\s*(\d+)\s*(.*?)\s*$", re.IGNORECASE)
 _CANONICAL_REGISTER_TYPE = {t.lower(): t for t in get_args(RegisterType)}
-_COMMENT = etree.Comment  # the tag of comment nodes
 _from_iso = date.fromisoformat
 # Where a value was read, for the path of an error: the element, or for a value read without
 # making element objects, a function that finds it and its arguments (called only on error).
@@ -121,38 +121,9 @@ def optional_int(text: str | None, where: Where) -> int | None:
         raise structure_error(where, f"not a number: {text.strip()!r}") from None
 
 
-def first_code_and_label(element: etree._Element | None) -> tuple[str | None, str | None]:
-    """The first ``code`` child's text and the label of the first labelled comment, in one loop
-    (``coded_value`` takes the last code)."""
-    code = label = None
-    seen_code = False
-    if element is not None:
-        for child in element[:]:
-            tag = child.tag
-            if tag == "code":
-                if not seen_code:
-                    code, seen_code = clean(child.text), True
-            elif tag is _COMMENT and label is None:
-                label = clean(child.text)
-    return code, label
-
-
 def comment_label(element: etree._Element | None) -> str | None:
     """The label a producer put into an XML comment next to a code, if any."""
-    return coded_value(element)[1]
-
-
-def coded_value(element: etree._Element | None) -> tuple[str | None, str | None]:
-    """The ``code`` of a code element and the label of its comment, read in one loop."""
-    code = label = None
-    if element is not None:
-        for child in element[:]:
-            tag = child.tag
-            if tag == "code":
-                code = clean(child.text)
-            elif tag is _COMMENT and label is None:
-                label = clean(child.text)
-    return code, label
+    return code_and_label(element)[1]
 
 
 def split_register_reference(text: str, where: etree._Element) -> tuple[str, str, str | None]:
