@@ -76,7 +76,7 @@ TRICKY_TEXTS = [
 
 
 def test_texts_are_cleaned_exactly_as_clean_cleans_lxml_text() -> None:
-    from orchestration.xjustiz._select import child_text, clean
+    from orchestration.xjustiz._select import child_text, clean, text_of
 
     body = "".join(f"<tns:ort>{text}</tns:ort>" for text in TRICKY_TEXTS)
     root = etree.fromstring(f'<tns:sitz xmlns:tns="http://www.xjustiz.de">{body}</tns:sitz>'.encode())
@@ -85,3 +85,4 @@ def test_texts_are_cleaned_exactly_as_clean_cleans_lxml_text() -> None:
     assert expected[:8] == ["Essen", "Essen", "Essen", "Bad Homburg", "Bad Homburg", "Bad Homburg", "Bad Homburg", "Düsseldorf"]
     assert expected[8:12] == ["Straße", "Köln", "a\u00a0 b", "x"] and expected[12] is expected[13] is None
     assert child_text(root, NS + "ort") == "Essen"
+    assert [text_of(element) for element in root] == expected

@@ -183,6 +183,11 @@ def descend(_Element element, *tags):
     return cetree.elementFactory(element._doc, node)
 
 
+def text_of(_Element element):
+    """The text of ``element``, as ``clean`` leaves it; None for no element."""
+    return _text(element._c_node) if element is not None else None
+
+
 def child_text(_Element element, tag):
     """The text of the first child named ``tag``, as ``clean`` leaves it; None if there is none."""
     if element is None:

@@ -23,6 +23,7 @@ from orchestration.xjustiz._select import (  # noqa: F401
     clean,
     code_and_label,
     descend,
+    text_of,
 )
 from orchestration.xjustiz.model import RegisterType
 
@@ -50,10 +51,6 @@ def first_of(element: etree._Element, tags: tuple[str, ...]) -> dict:
 @cache
 def _elements_named(tags: tuple[str, ...]) -> Selector:
     return Selector({tag: (tag, ELEMENT) for tag in tags})
-
-
-def text_of(element: etree._Element | None) -> str | None:
-    return clean(element.text) if element is not None else None
 
 
 def element_path(element: etree._Element, child: str | None = None) -> str:
