@@ -1,7 +1,7 @@
 """The job queue: every operation on processing.processing_jobs as a named query.
 
 Workers call these functions and know no SQL. Retries, final failures and the step history are
-the database's business (see db/sql/0001_functions.sql): a worker only claims, extends its
+the database's business (see db/sql/functions/): a worker only claims, extends its
 lease, and reports each job completed or failed.
 """
 
@@ -16,38 +16,13 @@ import sqlalchemy as sa
 
 from orchestration.failures import FailureClass, JobError
 
-# A queued job is due when its backoff has passed and no earlier stage of the same entity is
-# unfinished or failed without a later success (seeds/003: a failing step stops later steps of
-# that load, and they wait until it succeeds). A job without an entity matches no earlier stage.
-# OFFSET 0 keeps the stage check a lookup per candidate in the entity index: without it the
-# planner may turn it into an anti-join that reads the whole job table on every claim.
-# The earlier job is tested as "not completed" rather than "queued or running" for the same
-# reason: a test on the active states lets the planner probe the partial indexes of all active
-# jobs instead, and with statistics taken while nothing was active it does, once per candidate
-# (a claim of 5000 among 20000 freshly queued re-parses took 50 s).
-_DUE = """
-    j.type = :job_type
-    AND j.status = 'queued'
-    AND j.next_attempt_at <= now()
-    AND NOT EXISTS (
-        SELECT 1
-          FROM processing.processing_jobs e
-         WHERE e.entity_id = j.entity_id
-           AND e.type = ANY (ARRAY(SELECT et.type FROM processing.job_types et
-                                    WHERE et.stage < (SELECT stage FROM processing.job_types WHERE type = :job_type)))
-           AND e.status <> 'completed'
-           AND (e.status <> 'failed' OR NOT EXISTS (
-                    SELECT 1 FROM processing.processing_jobs s
-                     WHERE s.entity_id = e.entity_id AND s.type = e.type
-                       AND s.status = 'completed' AND s.created_at > e.created_at))
-        OFFSET 0)
-"""
-
-CLAIM = sa.text(f"""
+# Due jobs (the stage gate of seeds/003) are the view processing.due_jobs (db/sql/views/due_jobs.sql).
+# CLAIM and BATCH_HEADS take them in the same order, so a batch head is the job a claim takes first.
+CLAIM = sa.text("""
     WITH due AS (
         SELECT j.id
-          FROM processing.processing_jobs j
-         WHERE {_DUE}
+          FROM processing.due_jobs j
+         WHERE j.type = :job_type
          ORDER BY j.next_attempt_at, j.id
          LIMIT :limit
            FOR UPDATE OF j SKIP LOCKED
@@ -65,16 +40,16 @@ CLAIM = sa.text(f"""
               j.data, j.retry_count, j.max_retries, j.trigger, j.previous_job_id::text, j.lease_until
 """)
 
-COUNT_DUE = sa.text(f"SELECT count(*) FROM processing.processing_jobs j WHERE {_DUE}")
+COUNT_DUE = sa.text("SELECT count(*) FROM processing.due_jobs j WHERE j.type = :job_type")
 
 # The first job of each of the next ``runs`` batches, in claim order: a batch's identity for
 # idempotent run keys (the same head is the same batch, until a run claims it).
-BATCH_HEADS = sa.text(f"""
+BATCH_HEADS = sa.text("""
     SELECT id, retry_count, next_attempt_at
       FROM (SELECT j.id, j.retry_count, j.next_attempt_at,
                    row_number() OVER (ORDER BY j.next_attempt_at, j.id) - 1 AS position
-              FROM processing.processing_jobs j
-             WHERE {_DUE}
+              FROM processing.due_jobs j
+             WHERE j.type = :job_type
              ORDER BY j.next_attempt_at, j.id
              LIMIT :batch_size * :runs) due
      WHERE position % :batch_size = 0
@@ -152,6 +127,10 @@ QUEUE_STATUS = sa.text("""
       FROM processing.processing_jobs
      GROUP BY type, status
      ORDER BY type, status
+""")
+
+PERMANENT_FAILURE_CLASSES = sa.text("""
+    SELECT failure_class FROM processing.failure_classes WHERE permanent ORDER BY failure_class
 """)
 
 FAILURES_BY_CLASS = sa.text("""
@@ -314,6 +293,11 @@ def queue_status(conn: sa.Connection) -> list[dict[str, Any]]:
     return [dict(row._mapping) for row in conn.execute(QUEUE_STATUS)]
 
 
+def permanent_failure_classes(conn: sa.Connection) -> set[FailureClass]:
+    """The classes the database does not retry (processing.failure_classes)."""
+    return {FailureClass(name) for name in conn.execute(PERMANENT_FAILURE_CLASSES).scalars()}
+
+
 def failures_by_class(conn: sa.Connection) -> list[dict[str, Any]]:
     return [dict(row._mapping) for row in conn.execute(FAILURES_BY_CLASS)]
 
@@ -333,6 +317,7 @@ __all__ = [
     "fail",
     "failures_by_class",
     "job_types",
+    "permanent_failure_classes",
     "queue_status",
     "reap_expired",
 ]

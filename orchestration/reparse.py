@@ -51,7 +51,8 @@ COUNT_ACTIVE = sa.text(f"""
      WHERE {_IN_SCOPE}
        AND EXISTS (
             SELECT 1 FROM processing.processing_jobs j
-             WHERE j.work_key = 'xml_parsing:' || e.current_si_document_id::text || ':' || :parser_version
+             WHERE j.work_key = processing.job_work_key('xml_parsing', e.current_si_document_id, e.id, NULL,
+                                                         :parser_version)
                AND j.status IN ('queued', 'running'))
 """)
 
