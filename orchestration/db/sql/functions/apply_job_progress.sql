@@ -3,7 +3,8 @@
 --   basic_discovery (search) completed  -> search completed with result_count
 --   xml_parsing claimed                 -> entity xml_parsing
 --   xml_parsing completed               -> entity parsed
---   shareholder_download completed      -> a shareholder_parsing job for the stored list
+--   shareholder_download completed      -> a shareholder_parsing job for the stored list, of the
+--                                          same request (trigger, requested_by, reason)
 --   shareholder_parsing completed       -> shareholder research completed
 CREATE OR REPLACE FUNCTION processing.apply_job_progress() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
@@ -38,8 +39,12 @@ BEGIN
        -- A parse of an older document never overrides a newer download.
        AND e.current_si_document_id IS NOT DISTINCT FROM p.raw_document_id;
 
-    INSERT INTO processing.processing_jobs (type, status, entity_id, raw_document_id, trigger, previous_job_id)
-    SELECT 'shareholder_parsing', 'queued', n.entity_id, (n.result ->> 'raw_document_id')::uuid, n.trigger, n.id
+    -- The parse continues the download's request: a person's request stays theirs (trigger
+    -- manual, requested_by, reason) through to the parse, which points back at the download.
+    INSERT INTO processing.processing_jobs
+        (type, status, entity_id, raw_document_id, trigger, requested_by, reason, previous_job_id)
+    SELECT 'shareholder_parsing', 'queued', n.entity_id, (n.result ->> 'raw_document_id')::uuid,
+           n.trigger, n.requested_by, n.reason, n.id
       FROM new_rows n JOIN old_rows o ON o.id = n.id
      WHERE n.type = 'shareholder_download' AND n.status = 'completed' AND o.status <> 'completed'
     ON CONFLICT (work_key) WHERE status IN ('queued', 'running') DO NOTHING;
