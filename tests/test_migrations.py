@@ -89,8 +89,12 @@ def test_migrating_from_zero_gives_exactly_the_schema_the_files_describe(server_
         build_from_files(from_files)
         migrated, described = schema_dump(template_url), schema_dump(from_files.url)
         assert "\n".join(migrated) == "\n".join(described)
-        with sa.create_engine(template_url).connect() as a, from_files.connect() as b:
-            assert reference_rows(a) == reference_rows(b)
+        template = sa.create_engine(template_url)
+        try:
+            with template.connect() as a, from_files.connect() as b:
+                assert reference_rows(a) == reference_rows(b)
+        finally:
+            template.dispose()  # the template must be free for the next clone
     assert any("CREATE FUNCTION processing.apply_job_progress()" in line for line in migrated)
     assert any("CREATE VIEW processing.due_jobs" in line for line in migrated)
 

@@ -202,7 +202,8 @@ CREATE TABLE processing.processing_jobs (
                      CHECK (trigger IN ('automatic', 'upload', 'parser_change', 'manual')),
     requested_by     uuid,
     reason           text,
-    previous_job_id  uuid REFERENCES processing.processing_jobs (id) ON DELETE SET NULL,
+    -- A job in this table or in processing.job_archive, so not a foreign key.
+    previous_job_id  uuid,
     failure_class    text REFERENCES processing.failure_classes (failure_class),
     created_at       timestamptz NOT NULL DEFAULT now(),
     updated_at       timestamptz NOT NULL DEFAULT now(),
@@ -228,6 +229,46 @@ CREATE INDEX processing_jobs_entity_idx ON processing.processing_jobs (entity_id
 CREATE INDEX processing_jobs_search_idx ON processing.processing_jobs (search_id) WHERE search_id IS NOT NULL;
 CREATE INDEX processing_jobs_failed_idx ON processing.processing_jobs (type, failure_class)
     WHERE status = 'failed';
+
+-- The archive takes the oldest completed jobs first.
+CREATE INDEX processing_jobs_completed_idx ON processing.processing_jobs (completed_at)
+    WHERE status = 'completed';
+-- The dead letter asks which failed jobs were retried.
+CREATE INDEX processing_jobs_previous_job_idx ON processing.processing_jobs (previous_job_id)
+    WHERE previous_job_id IS NOT NULL;
+
+-- processing.job_archive: completed jobs after the retention period (seeds/003's history of
+-- finished queue entries), moved by archive_completed_jobs. The job table's columns in the same
+-- order, after the time of the move: a column added to both later comes last in both.
+CREATE TABLE processing.job_archive (
+    archived_at      timestamptz NOT NULL DEFAULT now(),
+    id               uuid PRIMARY KEY,
+    type             text NOT NULL,
+    status           text NOT NULL,
+    search_id        uuid,
+    entity_id        uuid,
+    raw_document_id  uuid,
+    parser_version   text,
+    data             jsonb NOT NULL,
+    result           jsonb,
+    retry_count      integer NOT NULL,
+    max_retries      integer NOT NULL,
+    worker_id        text,
+    started_at       timestamptz,
+    completed_at     timestamptz,
+    lease_until      timestamptz,
+    next_attempt_at  timestamptz NOT NULL,
+    trigger          text NOT NULL,
+    requested_by     uuid,
+    reason           text,
+    previous_job_id  uuid,
+    failure_class    text,
+    created_at       timestamptz NOT NULL,
+    updated_at       timestamptz NOT NULL,
+    work_key         text NOT NULL
+);
+-- The stage gate and the re-parse scope ask whether an entity's job of a type succeeded.
+CREATE INDEX job_archive_entity_idx ON processing.job_archive (entity_id, type);
 
 -- processing.job_step_history -----------------------------------------------------------------
 CREATE TABLE processing.job_step_history (
@@ -299,6 +340,7 @@ GRANT SELECT, INSERT, UPDATE ON content.entities, content.raw_documents, content
                                 content.shareholder_lists, content.shareholders TO hreg_worker;
 GRANT SELECT, INSERT, UPDATE ON processing.processing_jobs TO hreg_worker;
 GRANT SELECT ON processing.job_types, processing.job_step_history TO hreg_worker;
+GRANT SELECT ON processing.job_archive TO hreg_worker;
 
 -- Row-level security. The owner is exempt (it does not FORCE), so triggers, which run as the
 -- owner, see every row.

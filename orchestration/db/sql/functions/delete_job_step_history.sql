@@ -1,11 +1,14 @@
 -- delete_job_step_history: a deleted job takes its history with it, as ON DELETE CASCADE would
--- (job_step_history.job_id is not a foreign key, see schema.sql).
+-- (job_step_history.job_id is not a foreign key, see schema.sql). A job that moved to the archive
+-- (archive_completed_jobs, in the same statement) keeps its history.
 CREATE OR REPLACE FUNCTION processing.delete_job_step_history() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, processing, pg_temp
 AS $$
 BEGIN
-    DELETE FROM processing.job_step_history h USING old_rows o WHERE h.job_id = o.id;
+    DELETE FROM processing.job_step_history h USING old_rows o
+     WHERE h.job_id = o.id
+       AND NOT EXISTS (SELECT 1 FROM processing.job_archive a WHERE a.id = o.id);
     RETURN NULL;
 END
 $$;

@@ -1,7 +1,8 @@
 -- due_jobs: the queued jobs a worker may claim now, the stage gate of seeds/003. A queued job is
 -- due when its backoff has passed and no earlier stage (processing.job_types.stage) of the same
--- entity is unfinished or failed without a later success: a failing step stops the later steps
--- of that load, and they wait until it succeeds. A job without an entity matches no earlier stage.
+-- entity is unfinished or failed without a later success (in the job table or the archive): a
+-- failing step stops the later steps of that load, and they wait until it succeeds. A job without
+-- an entity matches no earlier stage.
 -- The claim, the sensors' poll and the count of due jobs all read this view, filtered by type and
 -- ordered as they claim (orchestration/queue.py).
 --
@@ -24,10 +25,14 @@ SELECT j.*
            AND e.type = ANY (ARRAY(SELECT et.type FROM processing.job_types et
                                     WHERE et.stage < (SELECT t.stage FROM processing.job_types t WHERE t.type = j.type)))
            AND e.status <> 'completed'
-           AND (e.status <> 'failed' OR NOT EXISTS (
-                    SELECT 1 FROM processing.processing_jobs s
-                     WHERE s.entity_id = e.entity_id AND s.type = e.type
-                       AND s.status = 'completed' AND s.created_at > e.created_at))
+           AND (e.status <> 'failed' OR NOT (
+                    EXISTS (SELECT 1 FROM processing.processing_jobs s
+                             WHERE s.entity_id = e.entity_id AND s.type = e.type
+                               AND s.status = 'completed' AND s.created_at > e.created_at)
+                    -- The later success may have moved to the archive already.
+                    OR EXISTS (SELECT 1 FROM processing.job_archive s
+                                WHERE s.entity_id = e.entity_id AND s.type = e.type
+                                  AND s.created_at > e.created_at)))
         OFFSET 0);
 
 -- A claim reads it FOR UPDATE, which needs UPDATE on the view.
