@@ -37,6 +37,10 @@ class Stage(ABC):
     # Jobs processed and reported per transaction: large for cheap CPU work, 1 for slow I/O.
     chunk_size: ClassVar[int] = 1
 
+    def prefetch(self, engine: Engine, jobs: list[ClaimedJob]) -> None:
+        """Work done before the chunk's transaction opens: register retrievals, whose rate-limit
+        waits must hold no transaction. Errors belong to each job's outcome in ``process_chunk``."""
+
     @abstractmethod
     def process_chunk(self, conn: sa.Connection, jobs: list[ClaimedJob]) -> dict[str, Outcome]:
         """Process ``jobs``; return each job's result dict or JobError, keyed by job id."""
@@ -194,6 +198,7 @@ def run_batch(
             limit or job_type.batch_size,
             worker_id,
             lease_seconds or job_type.lease_seconds,
+            background_slots=job_type.background_slots,
         )
     report = BatchReport(job_type=stage.job_type, worker_id=worker_id, claimed=len(jobs))
     if not jobs:
@@ -214,6 +219,7 @@ def run_batch(
 
 
 def report_chunk(engine: Engine, stage: Stage, worker_id: str, chunk: list[ClaimedJob], report: BatchReport) -> None:
+    stage.prefetch(engine, chunk)
     with engine.begin() as conn:
         outcomes = stage.process_chunk(conn, chunk)
         reported = queue.complete(

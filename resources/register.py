@@ -9,6 +9,7 @@ from pydantic import Field
 
 from orchestration.db.engine import get_engine
 from orchestration.register import RegisterClient, make_register_client
+from orchestration.register.ratelimit import Priority
 from orchestration.settings import Settings, get_settings
 
 
@@ -36,6 +37,7 @@ class RegisterResource(ConfigurableResource):
     def kind(self) -> str:
         return self.settings().register_kind
 
-    def get_client(self) -> RegisterClient:
-        """A new client with its own portal session; close it (or use it in ``with``) when done."""
-        return make_register_client(self.settings(), get_engine(), timeout_s=self.timeout_s)
+    def get_client(self, priority: Priority = "interactive") -> RegisterClient:
+        """A new client with its own portal session, whose retrievals wait as ``priority``; close it
+        (or use it in ``with``) when done."""
+        return make_register_client(self.settings(), get_engine(), timeout_s=self.timeout_s, priority=priority)

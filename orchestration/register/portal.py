@@ -2,11 +2,15 @@
 
 start page → navigation form ("advanced search") → search form `schlagwoerter`… → result table →
 document links posted with their ids (SI: a download; DK: the document tree, expanded and
-selected through PrimeFaces partial AJAX requests, then the download button).
+selected through PrimeFaces partial AJAX requests, then the download button). Further result
+pages are PrimeFaces DataTable page requests (AJAX) on the result table.
 
 The live portal and the sample register are driven by this same code; only the base URL differs.
-Each HTTP request takes a token of the shared rate limit first. The client keeps one portal
-session (cookies and the current views) and is not thread-safe.
+Each retrieval takes a token of the shared rate limit first: every request that returns register
+content (a result page, a document, a view of the document tree). The start page and the
+navigation to the search form carry no register data and take none, so a search of one result
+page costs one retrieval. The client keeps one portal session (cookies and the current views)
+and is not thread-safe.
 """
 
 from __future__ import annotations
@@ -96,11 +100,18 @@ class PortalClient(RegisterClient):
     # ------------------------------------------------------------------------- HTTP
 
     def _request(
-        self, method: str, url: str, what: str, *, data: list[tuple[str, str]] | None = None, headers: dict | None = None
+        self,
+        method: str,
+        url: str,
+        what: str,
+        *,
+        data: list[tuple[str, str]] | None = None,
+        headers: dict | None = None,
+        retrieval: bool = True,
     ) -> httpx.Response:
-        """One retrieval: a token of the shared rate limit, then the request. Form fields are
+        """One request; a retrieval takes a token of the shared rate limit first. Form fields are
         sent in page order, repeated names included, as a browser does."""
-        if self.rate_limiter is not None:
+        if self.rate_limiter is not None and retrieval:
             self.rate_limiter.acquire(what)
         log.debug("%s %s (%s)", method, url, what)
         content = urlencode(data) if data is not None else None
@@ -132,8 +143,8 @@ class PortalClient(RegisterClient):
         except PageStructureError as exc:
             raise self._unexpected(content, what, exc) from exc
 
-    def _load_page(self, method: str, url: str, what: str, data=None) -> _Page:
-        response = self._request(method, url, what, data=data)
+    def _load_page(self, method: str, url: str, what: str, data=None, *, retrieval: bool = True) -> _Page:
+        response = self._request(method, url, what, data=data, retrieval=retrieval)
         page = _Page(str(response.url), response.content, self._read(response.content, what, lambda doc: doc))
         self._page = page
         return page
@@ -163,10 +174,10 @@ class PortalClient(RegisterClient):
         if self._page is None or not _offers_navigation(self._page):
             # No page yet, or one without navigation (an error page, say): start a new session.
             self._http.cookies.clear()
-            self._load_page("GET", self.base_url + "/", "open the start page")
+            self._load_page("GET", self.base_url + "/", "open the start page", retrieval=False)
         start = self._page
         form, params = self._read(start.content, what, lambda doc: pages.navigation_to_advanced_search(doc, start.url))
-        page = self._load_page("POST", form.action, what, data=form.payload(params))
+        page = self._load_page("POST", form.action, what, data=form.payload(params), retrieval=False)
         return self._read(page.content, what, lambda doc: pages.parse_search_form(doc, page.url))
 
     def search(
@@ -179,6 +190,7 @@ class PortalClient(RegisterClient):
         register_number: str | None = None,
         include_deleted: bool = False,
         max_results: int = 10,
+        max_pages: int = 1,
     ) -> list[ResultRow]:
         mode = SearchMode(mode)
         self._forget_stale_session()
@@ -207,10 +219,44 @@ class PortalClient(RegisterClient):
             if self._results
             else None
         )
+        table = self._read(page.content, what, pages.parse_result_table) if self._results else None
+        self.total_results = table.row_count if table else 0
+        for _ in range(max_pages - 1):
+            if table is None or len(self._results) >= min(max_results, table.row_count):
+                break
+            self._next_result_page(table, form.court_codes, what)
         rows = [entry.row for entry in self._results[:max_results]]
-        log.info("search %r (%s): %d rows", query, mode.value, len(rows))
+        log.info("search %r (%s): %d of %d rows", query, mode.value, len(rows), self.total_results)
         return rows
 
+    def _next_result_page(self, table: pages.ResultTable, court_codes: dict[str, str], what: str) -> None:
+        """The next page of the result table, as PrimeFaces' DataTable paginator requests it."""
+        form = self._results_form
+        first = len(self._results)
+        payload = form.payload(
+            {
+                "javax.faces.partial.ajax": "true",
+                "javax.faces.source": table.table_id,
+                "javax.faces.partial.execute": table.table_id,
+                "javax.faces.partial.render": table.table_id,
+                f"{table.table_id}_pagination": "true",
+                f"{table.table_id}_first": str(first),
+                f"{table.table_id}_rows": str(table.rows_per_page),
+                f"{table.table_id}_skipChildren": "true",
+                f"{table.table_id}_encodeFeature": "true",
+            }
+        )
+        what = f"{what}, rows from {first + 1}"
+        response = self._partial(form.action, payload, what, lambda r: r)
+        try:
+            entries = pages.parse_result_rows(response.updates.get(table.table_id, ""), court_codes)
+        except PageStructureError as exc:
+            raise self._unexpected(response.updates.get(table.table_id, "").encode(), what, exc) from exc
+        if response.view_state:
+            self._results_form = form.with_view_state(response.view_state)
+        self._results.extend(entries)
+        if not entries:
+            table.row_count = first  # the portal has no more rows than it served
     def _entry_for(self, row: ResultRow) -> pages.ResultEntry:
         """The row in this session's result table, searching for it by register number if need be."""
         for entry in self._results:
