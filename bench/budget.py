@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import statistics
 import tempfile
 import threading
@@ -221,6 +222,7 @@ def run_hour(url, register: RetrievalLog, base_url: str, *, people_first: bool) 
     stop.set()
     for thread in threads:
         thread.join(timeout=30)
+    shutil.rmtree(store.directory, ignore_errors=True)
 
     latencies = [portal_minutes(a.latency_s) for a in workload.actions if a.latency_s is not None]
     unfinished = sum(1 for a in workload.actions if a.latency_s is None)
