@@ -290,3 +290,31 @@ def test_the_recorded_result_page_tells_its_page_size_and_row_count(samples_dir)
         10,
         2,
     )
+
+
+def test_each_path_that_creates_work_gives_it_the_priority_of_who_waits(engine):
+    with engine.begin() as conn:
+        person, watched, reparsed = (
+            str(conn.execute(sa.text(f"""
+                INSERT INTO content.entities (court_code, register_type, register_number, name)
+                VALUES ('D2601', 'HRB', '{n}', 'Prio {n} GmbH') RETURNING id""")).scalar_one())
+            for n in (7001, 7002, 7003)
+        )  # fmt: skip
+        conn.execute(sa.text("SELECT processing.request_shareholder_research(:e, gen_random_uuid())"), {"e": person})
+        conn.execute(sa.text("SELECT processing.request_shareholder_research(:e, NULL, 'background')"), {"e": watched})
+        document = conn.execute(
+            sa.text("""INSERT INTO content.raw_documents (sha256, entity_id, kind, media_type, size_bytes, content)
+                       VALUES (repeat('a', 64), :e, 'si', 'application/xml', 1, 'x') RETURNING id"""),
+            {"e": reparsed},
+        ).scalar_one()
+        queue.enqueue(conn, "xml_parsing", entity_id=reparsed, raw_document_id=str(document), trigger="parser_change")
+        jobs = dict(
+            conn.execute(
+                sa.text("SELECT entity_id::text || ':' || type, priority::text FROM processing.processing_jobs")
+            ).all()
+        )
+    assert jobs == {
+        f"{person}:shareholder_download": "interactive",  # a person asked
+        f"{watched}:shareholder_download": "background",  # a monitoring rule asked
+        f"{reparsed}:xml_parsing": "background",  # a re-parse after a parser change
+    }

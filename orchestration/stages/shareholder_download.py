@@ -47,12 +47,13 @@ class ShareholderDownloadStage(Stage):
     job_type: ClassVar[str] = "shareholder_download"
     chunk_size: ClassVar[int] = 1
 
-    def __init__(self, client_factory: Callable[[], RegisterClient], documents: DocumentStore) -> None:
+    def __init__(self, client_factory: Callable[[str], RegisterClient], documents: DocumentStore) -> None:
         self.client_factory = client_factory
         self.documents = documents
 
     def process_chunk(self, conn: sa.Connection, jobs: list[ClaimedJob]) -> dict[str, Outcome]:
-        with self.client_factory() as client:
+        # One job a chunk: the client waits at the rate limit with that job's priority.
+        with self.client_factory(jobs[0].priority) as client:
             return each_job(conn, jobs, lambda job: self._download(conn, client, job))
 
     def _download(self, conn: sa.Connection, client: RegisterClient, job: ClaimedJob) -> dict:

@@ -31,6 +31,8 @@ ALTER TABLE processing.rate_limits
     ADD COLUMN background_owed_until timestamptz;
 -- A database upgraded from 0007 has the bucket without priorities; its replacement is a definition.
 DROP FUNCTION IF EXISTS processing.take_rate_limit_token(text, double precision, double precision);
+-- A monitoring rule asks for shareholders as background work: the function takes a priority.
+DROP FUNCTION IF EXISTS processing.request_shareholder_research(uuid, uuid);
 
 ALTER TABLE content.entities
     ADD COLUMN documents_offered text[],
