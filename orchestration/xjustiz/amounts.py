@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from orchestration.xjustiz.values import Children, child_text, descend
+from orchestration.xjustiz.values import child_text, children, descend
 
 Money = Callable[[etree._Element], dict | None]
 
@@ -32,7 +32,7 @@ class AmountNames:
 
 def read_capital(additional: etree._Element | None, names: AmountNames, money: Money) -> dict | None:
     """The first capital the document states, in the order of ``capital_paths``."""
-    companies = Children(descend(additional, names.capital_company))
+    companies = children(descend(additional, names.capital_company))
     for path in names.capital_paths:
         element = descend(companies.get(path[0]), *path[1:])
         amount = money(element) if element is not None else None

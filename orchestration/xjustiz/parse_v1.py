@@ -14,7 +14,6 @@ import logging
 from lxml import etree
 
 from orchestration.xjustiz import codes
-from orchestration.xjustiz._select import MARK, TEXT, Selector
 from orchestration.xjustiz.amounts import AmountNames, read_capital, read_liabilities
 from orchestration.xjustiz.extract import ExtractNames, read_extract
 from orchestration.xjustiz.participants import (
@@ -26,8 +25,9 @@ from orchestration.xjustiz.participants import (
 )
 from orchestration.xjustiz.values import (
     XJUSTIZ_NS,
-    Children,
     child_text,
+    children,
+    clean,
     decimal_amount,
     descend,
     first_of,
@@ -70,14 +70,6 @@ NO_EXEMPTION = "(keine Angabe)"
 ENTITLED = T + "Vertretungsberechtigte"
 GENERAL = T + "Allgemeine_Vertretungsregelung"
 EXEMPTION_181 = T + "Besonderheiten_zu_181BGB"
-# Authority and exemption are spelled out in a ``content`` child.
-REPRESENTATION = Selector({
-    ENTITLED: (ENTITLED, MARK),
-    GENERAL: (GENERAL, MARK),
-    ROLE_REFERENCE: (ROLE_REFERENCE, TEXT),
-    (AUTHORITY, CONTENT): (AUTHORITY, TEXT),
-    (EXEMPTION_181, CONTENT): (EXEMPTION_181, TEXT),
-})  # fmt: skip
 COMPANY_FIELDS = (NAME, LEGAL_FORM, SEAT, ADDRESS)
 
 PARTICIPANT_NAMES = ParticipantNames(
@@ -119,8 +111,8 @@ def parse_v1(root: etree._Element, top: dict, version: str, retrieved_at: str | 
     fachdaten = top.get(FACHDATEN)
     if fachdaten is None:
         raise structure_error(root, "no register data", FACHDATEN)
-    register_data = Children(fachdaten)
-    basis = Children(register_data.get(BASISDATEN))
+    register_data = children(fachdaten)
+    basis = children(register_data.get(BASISDATEN))
     extract = read_extract(register_data.get(EXTRACT), EXTRACT_NAMES)
     additional = register_data.get(ADDITIONAL)
 
@@ -222,7 +214,9 @@ def _legal_form(company: dict, roles: list[Role]) -> dict:
     label = child_text(company.get(LEGAL_FORM), CONTENT)
     if label is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
-        organisations = (p.organisation for _, code, _, p in roles if code == codes.COMPANY_ROLE and p.organisation is not None)
+        organisations = (
+            p.organisation for _, code, _, p in roles if code == codes.COMPANY_ROLE and p.organisation is not None
+        )
         label = next((child_text(descend(organisation, LEGAL_FORM), CONTENT) for organisation in organisations), None)
     if label is None:
         raise structure_error(company[None], "legal form is missing", "Rechtsform/content")
@@ -236,7 +230,7 @@ def _legal_form(company: dict, roles: list[Role]) -> dict:
 def _address(anschrift: etree._Element | None) -> dict | None:
     if anschrift is None:
         return None
-    parts = Children(anschrift)
+    parts = children(anschrift)
     address = dict(
         street=text_of(parts.get(T + "Strasse")),
         house_number=text_of(parts.get(T + "Hausnummer")),
@@ -248,7 +242,7 @@ def _address(anschrift: etree._Element | None) -> dict | None:
 
 
 def _money(element: etree._Element) -> dict | None:
-    parts = Children(element)
+    parts = children(element)
     amount = decimal_amount(text_of(parts.get(T + "Zahl")), element)
     if amount is None:
         return None
@@ -265,16 +259,22 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
         return None, {}
     general = current = Representation()
     entitled: dict[str, Representation] = {}
-    for field, value in REPRESENTATION.select(vertretung):
-        if field == ENTITLED:
+    # Authority and exemption are spelled out in a ``content`` child.
+    for element in vertretung.iterdescendants(ENTITLED, GENERAL, ROLE_REFERENCE, CONTENT):
+        tag = element.tag
+        if tag == ENTITLED:
             current = Representation()
-        elif field == GENERAL:
+        elif tag == GENERAL:
             current = general
-        elif field == ROLE_REFERENCE:
-            entitled[value or ""] = current
-        elif field == AUTHORITY:
-            if value:
-                current.texts.append(value)
-        elif current is not general:  # Besonderheiten_zu_181BGB of an entitled participant
-            current.exempt_181 = bool(value) and value != NO_EXEMPTION
+        elif tag == ROLE_REFERENCE:
+            entitled[clean(element.text) or ""] = current
+        else:
+            parent = element.getparent().tag
+            if parent == AUTHORITY:
+                text = clean(element.text)
+                if text:
+                    current.texts.append(text)
+            elif parent == EXEMPTION_181 and current is not general:
+                text = clean(element.text)
+                current.exempt_181 = bool(text) and text != NO_EXEMPTION
     return general.text, entitled

@@ -17,7 +17,6 @@ import logging
 from lxml import etree
 
 from orchestration.xjustiz import codes
-from orchestration.xjustiz._select import CODED, MARK, TEXT, Selector
 from orchestration.xjustiz.amounts import AmountNames, read_capital, read_liabilities
 from orchestration.xjustiz.extract import ExtractNames, read_extract
 from orchestration.xjustiz.participants import (
@@ -29,10 +28,10 @@ from orchestration.xjustiz.participants import (
 )
 from orchestration.xjustiz.values import (
     XJUSTIZ_NS,
-    Children,
     child_text,
+    children,
+    clean,
     code_and_label,
-    comment_label,
     decimal_amount,
     descend,
     first_of,
@@ -84,13 +83,6 @@ AMOUNTS = AmountNames(
     liability=T + "hafteinlage",
     role_reference=ROLE_REFERENCE,
 )
-REPRESENTATION = Selector({
-    ENTITLED: (ENTITLED, MARK),
-    ROLE_REFERENCE: (ROLE_REFERENCE, TEXT),
-    AUTHORITY_TEXT: (AUTHORITY_TEXT, TEXT),
-    AUTHORITY_CODE: (AUTHORITY_CODE, CODED),
-    EXEMPTION_181: (EXEMPTION_181, MARK),
-})  # fmt: skip
 COMPANY_FIELDS = (NAME, LEGAL_FORM, SEAT, ADDRESS)
 
 
@@ -134,8 +126,8 @@ def parse_v3(root: etree._Element, top: dict, version: str, retrieved_at: str | 
     fachdaten = top.get(FACHDATEN)
     if fachdaten is None:
         raise structure_error(root, "no register data", FACHDATEN)
-    register_data = Children(fachdaten)
-    basis = Children(register_data.get(BASISDATEN))
+    register_data = children(fachdaten)
+    basis = children(register_data.get(BASISDATEN))
     extract = read_extract(register_data.get(EXTRACT), EXTRACT_NAMES, _entry_kind)
     additional = register_data.get(ADDITIONAL)
 
@@ -209,7 +201,7 @@ def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: li
     instance = descend(proceeding, INSTANCE)
     if instance is None:
         raise structure_error(proceeding, "no instance data", INSTANCE)
-    instance_parts = Children(instance)
+    instance_parts = children(instance)
     court = descend(instance_parts.get(INSTANCE_COURT[0]), *INSTANCE_COURT[1:])
     court_code, court_label = code_and_label(court)
     court_code = court_code or text_of(descend(kopf, *SENDER_COURT))
@@ -221,7 +213,7 @@ def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: li
         raise structure_error(instance, "register number is missing", "aktenzeichen/auswahl_aktenzeichen")
     structured = descend(reference, T + "aktenzeichen.strukturiert")
     if structured is not None:
-        parts = Children(structured)
+        parts = children(structured)
         kind = child_text(parts.get(T + "register"), "code")
         number = text_of(parts.get(T + "laufendeNummer"))
         if kind is None or number is None:
@@ -275,14 +267,14 @@ def _legal_form(company: dict, roles: list[Role]) -> dict:
     canonical = codes.legal_form_from_code(raw)
     if canonical is None:
         log.warning("unknown legal form code %r, kept as it is", raw)
-        return dict(code=raw, label=comment_label(element) or raw)
+        return dict(code=raw, label=code_and_label(element)[1] or raw)
     return dict(code=canonical, label=codes.LEGAL_FORMS[canonical])
 
 
 def _address(anschrift: etree._Element | None) -> dict | None:
     if anschrift is None:
         return None
-    parts = Children(anschrift)
+    parts = children(anschrift)
     address = dict(
         street=text_of(parts.get(T + "strasse")),
         house_number=text_of(parts.get(T + "hausnummer")),
@@ -302,7 +294,7 @@ def _country(staat: etree._Element | None) -> str | None:
 
 
 def _money(element: etree._Element) -> dict | None:
-    parts = Children(element)
+    parts = children(element)
     amount = decimal_amount(text_of(parts.get(T + "zahl")), element)
     if amount is None:
         return None
@@ -324,16 +316,19 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
         return None, {}
     general = current = Representation()
     entitled: dict[str, Representation] = {}
-    for field, value in REPRESENTATION.select(vertretung):
-        if field == ENTITLED:
+    for element in vertretung.iterdescendants(ENTITLED, ROLE_REFERENCE, AUTHORITY_TEXT, AUTHORITY_CODE, EXEMPTION_181):
+        tag = element.tag
+        if tag == ENTITLED:
             current = Representation()
-        elif field == ROLE_REFERENCE:
-            entitled[value or ""] = current
-        elif field == AUTHORITY_TEXT:
-            if value:
-                current.texts.append(value)
-        elif field == AUTHORITY_CODE:
-            text = value[1] or value[0]  # the label, else the code
+        elif tag == ROLE_REFERENCE:
+            entitled[clean(element.text) or ""] = current
+        elif tag == AUTHORITY_TEXT:
+            text = clean(element.text)
+            if text:
+                current.texts.append(text)
+        elif tag == AUTHORITY_CODE:
+            code, label = code_and_label(element)
+            text = label or code
             if text:
                 current.texts.append(text)
         elif current is not general:  # an exemption from § 181 BGB
