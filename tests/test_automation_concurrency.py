@@ -50,7 +50,8 @@ def test_each_scheduled_time_runs_once(engine, db_url):
 
     runs = []
     for minute in range(5):
-        results = side_by_side(db_url, lambda e: run_scheduled_rules(e, now=start + timedelta(minutes=minute)))
+        now = start + timedelta(minutes=minute)
+        results = side_by_side(db_url, lambda e, now=now: run_scheduled_rules(e, now=now))
         runs.append(sorted(len(r) for r in results))
 
     assert runs == [[0, 1]] * 5

@@ -54,9 +54,23 @@ def test_children_are_the_first_child_of_each_name() -> None:
 
 
 TRICKY_TEXTS = [
-    "Essen", " Essen", "Essen ", "Bad  Homburg", "Bad\nHomburg", "Bad\tHomburg", "Bad\r\nHomburg", "Düsseldorf",
-    "Straße\u00a0", "\u2003Köln", "a\u00a0 b", "x", " ", "", "Müller &amp; Co.", "<![CDATA[a  b]]>c",
-]  # fmt: skip
+    "Essen",
+    " Essen",
+    "Essen ",
+    "Bad  Homburg",
+    "Bad\nHomburg",
+    "Bad\tHomburg",
+    "Bad\r\nHomburg",
+    "Düsseldorf",
+    "Straße\u00a0",
+    "\u2003Köln",
+    "a\u00a0 b",
+    "x",
+    " ",
+    "",
+    "Müller &amp; Co.",
+    "<![CDATA[a  b]]>c",
+]
 
 
 def test_texts_are_stripped_and_their_whitespace_collapsed() -> None:

@@ -48,8 +48,13 @@ def read_extract(
     if auszug is None:
         return extract
     entry_tag, column, position, number, kind_tag, text = (
-        names.entry, names.column, names.position, names.number, names.kind, names.text,
-    )  # fmt: skip
+        names.entry,
+        names.column,
+        names.position,
+        names.number,
+        names.kind,
+        names.text,
+    )
     coded = names.kind_text is None
     kind_value = kind_tag if coded else names.kind_text
     entries: list[list] = []  # [entry, column, position, number, kind, text] as read
@@ -74,13 +79,15 @@ def read_extract(
         if entry[slot] is None:
             entry[slot] = clean(element.text)
     for element, column_text, position_text, number_text, kind, entry_text in entries:
-        extract.entries.append({
-            "column": optional_int(column_text, (descend, element, column)),
-            "position": optional_int(position_text, (descend, element, position)),
-            "number": optional_int(number_text, (descend, element, number)),
-            "kind": entry_kind(kind) if entry_kind and kind is not None else kind,
-            "text": entry_text or "",
-        })  # fmt: skip
+        extract.entries.append(
+            {
+                "column": optional_int(column_text, (descend, element, column)),
+                "position": optional_int(position_text, (descend, element, position)),
+                "number": optional_int(number_text, (descend, element, number)),
+                "kind": entry_kind(kind) if entry_kind and kind is not None else kind,
+                "text": entry_text or "",
+            }
+        )
     day = iso_date(child_text(auszug, names.retrieval_date), (descend, auszug, names.retrieval_date))
     time = child_text(auszug, names.retrieval_time)
     extract.retrieved_at = f"{day}T{time}" if day and time else day

@@ -166,8 +166,11 @@ def _roles(proceeding: etree._Element) -> list[Role]:
     roles = []
     for participant in read_participants(proceeding, PARTICIPANT_NAMES):
         if participant.kind is None:
-            raise structure_error(participant.participation, "participant is neither a person nor an organisation",
-                                  "beteiligter/auswahl_beteiligter")  # fmt: skip
+            raise structure_error(
+                participant.participation,
+                "participant is neither a person nor an organisation",
+                "beteiligter/auswahl_beteiligter",
+            )
         for number, code, label, _ in participant.roles:
             if code is None:
                 raise structure_error(participant.participation, "role without code", "rolle/rollenbezeichnung/code")

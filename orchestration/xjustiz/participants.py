@@ -47,9 +47,18 @@ class Participant:
     the code in 3.x, the role's name in 1.x)."""
 
     __slots__ = (
-        "address_city", "birth_date", "first_name", "kind", "last_name", "name", "officer_fields",
-        "organisation", "participation", "roles", "seat_city",
-    )  # fmt: skip
+        "address_city",
+        "birth_date",
+        "first_name",
+        "kind",
+        "last_name",
+        "name",
+        "officer_fields",
+        "organisation",
+        "participation",
+        "roles",
+        "seat_city",
+    )
 
     def __init__(self, participation: etree._Element | None) -> None:
         self.participation = participation
@@ -72,8 +81,12 @@ def read_participants(proceeding: etree._Element, names: ParticipantNames) -> li
     # Local names: the comparisons below run for every element visited.
     participation, role_number, role_designation = names.participation, names.role_number, names.role_designation
     first_name, last_name, birth_date, name, city = (
-        names.first_name, names.last_name, names.birth_date, names.name, names.city,
-    )  # fmt: skip
+        names.first_name,
+        names.last_name,
+        names.birth_date,
+        names.name,
+        names.city,
+    )
     address, seat, person, organisation = names.address, names.seat, names.person, names.organisation
     # 3.x codes a role (code and label in a comment); 1.x names it in a child of the designation.
     coded = names.designation_text is None
