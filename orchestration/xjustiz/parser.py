@@ -19,9 +19,9 @@ from lxml import etree
 from pydantic import ValidationError
 
 from orchestration.failures import FailureClass, JobError
+from orchestration.xjustiz import parse_v1, parse_v3
 from orchestration.xjustiz.model import CompanyRecord
-from orchestration.xjustiz.parse_v1 import parse_v1
-from orchestration.xjustiz.parse_v3 import parse_v3
+from orchestration.xjustiz.record import read_record
 from orchestration.xjustiz.safe_xml import parse_xml
 from orchestration.xjustiz.values import XJUSTIZ_NS, children, element_path
 
@@ -67,7 +67,7 @@ def _parse_si(data: bytes, retrieved_at: str | None) -> CompanyRecord:
                 source="xjustiz",
                 code=element_path(root, "nachrichtenkopf/@xjustizVersion"),
             )
-        return _validated(parse_v3(root, top, version, retrieved_at), root)
+        return _validated(read_record(root, top, version, retrieved_at, parse_v3.GENERATION), root)
     if tag == LEGACY_ROOT:
         top = children(root)
         version = _version(root, top, LEGACY_HEADER, "XJustizVersion")
@@ -79,7 +79,7 @@ def _parse_si(data: bytes, retrieved_at: str | None) -> CompanyRecord:
                 source="xjustiz",
                 code=element_path(root, "Grunddaten/@XJustizVersion"),
             )
-        return _validated(parse_v1(root, top, version, retrieved_at), root)
+        return _validated(read_record(root, top, version, retrieved_at, parse_v1.GENERATION), root)
     raise JobError(
         FailureClass.INVALID_FILE,
         f"not an XJustiz SI document (root element {_describe(root)})",
