@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import resource
@@ -25,12 +26,16 @@ SAMPLES_DIR = REPO_ROOT.parent / "shared" / "samples" / "xjustiz"
 
 
 def bench_database(name: str) -> URL:
-    """A fresh, migrated database: on HREG_DATABASE_URL's server, or an embedded one in a temp dir."""
+    """A fresh, migrated database: on HREG_DATABASE_URL's server, or an embedded one in a temp dir,
+    which stops when the benchmark exits."""
     if os.environ.get("HREG_DATABASE_URL"):
         server = make_url(os.environ["HREG_DATABASE_URL"]).set(drivername="postgresql+psycopg2")
     else:
         pgdata = Path(tempfile.gettempdir()) / f"hreg-bench-pg-{os.getuid()}"
         server = make_url(embedded.server_url(pgdata, "postgres"))
+        # The server outlives its starter by design (the CLI's and Dagster's processes share it);
+        # a benchmark's is its own, so it goes when the benchmark does.
+        atexit.register(embedded.stop, pgdata)
     url = server.set(database=name)
     admin = sa.create_engine(server.set(database="postgres"), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
