@@ -16,9 +16,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$(sha256sum pyproject.toml)" ] || [ ! -x 
     .venv/bin/python -m pip install --quiet -e '.[test]'
     sha256sum pyproject.toml > "$stamp"
 fi
-# The project has no compiled code: an extension module left in the tree by an older install would
-# be imported instead of its source.
-find orchestration -name '*.so' -delete
+# The project has no compiled code: an extension module (and its generated C) left in the tree by
+# an older install would be imported instead of its source.
+find orchestration \( -name '*.so' -o -name '*.c' \) -delete
 
 want_system_packages=${HREG_SYSTEM_PACKAGES:-tesseract-ocr tesseract-ocr-deu tesseract-ocr-osd chromium}
 missing=""
