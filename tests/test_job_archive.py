@@ -8,6 +8,11 @@ from datetime import timedelta
 
 import dagster as dg
 import sqlalchemy as sa
+
+from orchestration import queue
+from orchestration.definitions import build_definitions
+from orchestration.reparse import ReparseScope, enqueue_reparse
+from orchestration.settings import get_settings
 from queue_helpers import (
     as_role,
     claim_and_fail,
@@ -18,11 +23,6 @@ from queue_helpers import (
     insert_search,
     job,
 )
-
-from orchestration import queue
-from orchestration.definitions import build_definitions
-from orchestration.reparse import ReparseScope, enqueue_reparse
-from orchestration.settings import get_settings
 from resources.database import DatabaseResource
 
 WEEK = timedelta(days=7)
