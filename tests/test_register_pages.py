@@ -51,7 +51,7 @@ def test_results_form_and_navigation_come_from_the_page(results_page):
     assert form.action == RESULTS_URL
     assert form.view_state == "6337723330793113554:-8132795512117875890"
 
-    navigation, params = pages.navigation_to_advanced_search(results_page, RESULTS_URL)
+    navigation, params = pages.navigation_to(results_page, "erweiterteSucheLink", RESULTS_URL)
     assert navigation.form_id == "naviForm"
     assert params == {"naviForm:erweiterteSucheLink": "naviForm:erweiterteSucheLink", "target": "erweiterteSucheLink"}
 
