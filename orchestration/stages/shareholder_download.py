@@ -7,8 +7,9 @@ and the list inside is stored.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import sqlalchemy as sa
 

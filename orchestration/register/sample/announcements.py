@@ -99,7 +99,14 @@ class Announcements:
         return next((a for a in self.items if a.id == announcement_id), None)
 
     def search(
-        self, *, date_from: date, date_to: date, state: str = "", court_code: str = "", seat: str = "", category: str = ""
+        self,
+        *,
+        date_from: date,
+        date_to: date,
+        state: str = "",
+        court_code: str = "",
+        seat: str = "",
+        category: str = "",
     ) -> list[Announcement]:
         return [
             a
