@@ -1,4 +1,4 @@
-"""The sample register behaves as the portal does in the DK document flow (issue table, rows 1–11),
+"""The sample register behaves as the portal does in the DK document flow (issue table, rows 1 to 11),
 checked on the wire, and our client copes with each behaviour."""
 
 from __future__ import annotations

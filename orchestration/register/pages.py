@@ -48,7 +48,9 @@ _MODE_LABELS = {
 def parse_page(content: bytes) -> html.HtmlElement:
     if not content.strip():
         raise PageStructureError("empty page")
-    return html.document_fromstring(content)
+    # The portal's pages are UTF-8 (JSF's default), also where a page does not declare it. A
+    # parser per page: lxml parsers are not to be shared between threads.
+    return html.document_fromstring(content, parser=html.HTMLParser(encoding="utf-8"))
 
 
 def text_of(element: html.HtmlElement) -> str:
