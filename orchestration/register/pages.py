@@ -317,6 +317,7 @@ class Behaviour:
     source: str
     execute: str
     updates: list[str]
+    form: str | None = None  # ``f``: the form whose fields the request carries
 
     @property
     def render(self) -> str:
@@ -397,7 +398,8 @@ def parse_behaviour(scripts: str, event: str, source: str) -> Behaviour:
     for match in _SELECT_BEHAVIOUR.finditer(scripts):
         args = {m.group("key"): m.group("value") for m in _BEHAVIOUR_ARG.finditer(match.group("args"))}
         if args.get("s") == source:
-            return Behaviour(source=source, execute=args.get("p", source), updates=args.get("u", source).split())
+            return Behaviour(source=source, execute=args.get("p", source), updates=args.get("u", source).split(),
+                             form=args.get("f"))  # fmt: skip
     raise PageStructureError(f"tree {source} has no {event} behaviour")
 
 
@@ -581,7 +583,8 @@ def announcement_command(doc: html.HtmlElement) -> Behaviour:
     args = {m.group("key"): m.group("value") for m in _BEHAVIOUR_ARG.finditer(match.group("args"))}
     if "s" not in args:
         raise PageStructureError("the remoteBekanntmachung command names no source")
-    return Behaviour(source=args["s"], execute=args.get("p", args["s"]), updates=args.get("u", args["s"]).split())
+    return Behaviour(source=args["s"], execute=args.get("p", args["s"]), updates=args.get("u", args["s"]).split(),
+                     form=args.get("f"))  # fmt: skip
 
 
 def parse_announcement_detail(doc: html.HtmlElement) -> AnnouncementDetail:

@@ -102,7 +102,8 @@ class PortalClient(RegisterClient):
         self._results: list[pages.ResultEntry] = []
         self._results_form: pages.Form | None = None
         self._tree: _OpenTree | None = None
-        self._announcements: tuple[_Page, pages.AnnouncementForm] | None = None
+        # The last announcement results page and the ids it lists.
+        self._announcements: tuple[_Page, set[str]] | None = None
 
     def close(self) -> None:
         self._http.close()
@@ -417,10 +418,10 @@ class PortalClient(RegisterClient):
 
     # ------------------------------------------------------------------------- announcements
 
-    def _open_announcements(self) -> tuple[_Page, pages.AnnouncementForm]:
+    def _open_announcements(self) -> pages.AnnouncementForm:
         what = "open the register announcements"
         page = self._navigate("bekanntmachungenLink", what)
-        return page, self._read(page.content, what, lambda doc: pages.parse_announcement_form(doc, page.url))
+        return self._read(page.content, what, lambda doc: pages.parse_announcement_form(doc, page.url))
 
     def search_announcements(
         self,
@@ -433,7 +434,7 @@ class PortalClient(RegisterClient):
         seat: str | None = None,
     ) -> list[Announcement]:
         self._forget_stale_session()
-        _, form = self._open_announcements()
+        form = self._open_announcements()
         fields = {
             form.date_from_field: date_from.strftime("%d.%m.%Y"),
             form.date_to_field: date_to.strftime("%d.%m.%Y"),
@@ -452,24 +453,24 @@ class PortalClient(RegisterClient):
         what = f"search announcements {date_from:%d.%m.%Y} to {date_to:%d.%m.%Y} {court or state or ''}".strip()
         page = self._load_page("POST", form.form.action, what, data=form.form.payload(fields))
         found = self._read(page.content, what, lambda doc: pages.parse_announcements(doc, form.categories))
-        self._announcements = (page, form)
+        self._announcements = (page, {a.id for a in found})
         log.info("%s: %d announcements", what, len(found))
         return found
 
     def announcement_detail(self, announcement: Announcement) -> AnnouncementDetail:
         """The page of an announcement of the last search (searching its day again if need be)."""
         self._forget_stale_session()
-        if self._announcements is None or not any(
-            a.id == announcement.id for a in self._read(self._announcements[0].content, "announcements",
-                                                        lambda doc: pages.parse_announcements(doc))
-        ):  # fmt: skip
+        if self._announcements is None or announcement.id not in self._announcements[1]:
             self.search_announcements(announcement.published, announcement.published)
         page, _ = self._announcements
         what = f"open announcement {announcement.id}"
-        command, form = self._read(
-            page.content, what,
-            lambda doc: (pages.announcement_command(doc), pages.read_form(doc.xpath("//form[.//dl]")[0], page.url)),
-        )  # fmt: skip
+        def command_and_form(doc) -> tuple[pages.Behaviour, pages.Form]:
+            command = pages.announcement_command(doc)
+            if not command.form:
+                raise PageStructureError("the remoteBekanntmachung command names no form")
+            return command, pages.form_by_id(doc, command.form, page.url)
+
+        command, form = self._read(page.content, what, command_and_form)
         payload = form.payload(
             {
                 "javax.faces.partial.ajax": "true",
