@@ -236,3 +236,19 @@ def test_a_portal_message_is_a_clear_permanent_error(client, tmp_path):
     assert error.failure_class.permanent
     assert "contain at least one keyword" in error.message and "register court" in error.message
     assert not (tmp_path / "diagnostics").exists()
+
+
+# fault injection on the new flow ---------------------------------------------------------------
+
+
+def test_a_truncated_zip_is_transient_and_the_next_attempt_gets_it(sample_register, client):
+    company = gmbh(sample_register.corpus, zip_only=True)
+    (row,) = client.search(company.name, SearchMode.EXACT)
+    node = newest_shareholder_list(client.list_documents(row))
+    httpx.post(sample_register.url + "/_sample/faults", json={"kind": "truncated"}).raise_for_status()
+
+    with pytest.raises(JobError) as caught:
+        client.download_document(row, node)
+
+    assert (caught.value.failure_class, caught.value.code) == (FailureClass.DEPENDENCY_UNAVAILABLE, "truncated")
+    assert client.download_document(row, node).content[:4] == b"PK\x03\x04"
