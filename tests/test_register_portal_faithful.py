@@ -7,14 +7,19 @@ import re
 
 import httpx
 import pytest
+import sqlalchemy as sa
 from outside_client import SELECT_RENDER, TREE_ID, click_link, doc_links, open_dk, search
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.register import PortalClient, SearchMode, pages
+from orchestration.register import PortalClient, SearchMode, SharedRateLimiter, pages
 from orchestration.register.models import walk_nodes
 from orchestration.register.sample import start_sample_register_in_thread
 from orchestration.register.sample.documents import filings
-from orchestration.stages.shareholder_download import newest_shareholder_list, shareholder_list_file
+from orchestration.stages.shareholder_download import (
+    leads_to_shareholder_lists,
+    newest_shareholder_list,
+    shareholder_list_file,
+)
 
 
 @pytest.fixture(scope="module")
@@ -252,3 +257,24 @@ def test_a_truncated_zip_is_transient_and_the_next_attempt_gets_it(sample_regist
 
     assert (caught.value.failure_class, caught.value.code) == (FailureClass.DEPENDENCY_UNAVAILABLE, "truncated")
     assert client.download_document(row, node).content[:4] == b"PK\x03\x04"
+
+
+def test_looking_for_shareholder_lists_expands_only_their_folders(sample_register, company, engine, tmp_path):
+    def retrievals(expand) -> tuple[float, list]:
+        limiter = SharedRateLimiter(engine, f"count {expand}", 3600, burst=1000)
+        with PortalClient(sample_register.url, diagnostics_dir=tmp_path, rate_limiter=limiter) as counted:
+            (row,) = counted.search(company.name, SearchMode.EXACT)
+            nodes = counted.list_documents(row, expand=expand)
+        with engine.connect() as conn:
+            left = conn.execute(
+                sa.text("SELECT tokens FROM processing.rate_limits WHERE name = :n"), {"n": limiter.name}
+            )
+            return 1000 - left.scalar_one(), nodes
+
+    everything, full = retrievals(None)
+    narrow, nodes = retrievals(leads_to_shareholder_lists)
+
+    categories = [n for n in full[0].children[0].children if n.children]
+    # The non-empty categories other than the lists' are left closed: one retrieval each saved.
+    assert everything - narrow == pytest.approx(len(categories) - 1, abs=0.1)
+    assert newest_shareholder_list(nodes).label == newest_shareholder_list(full).label

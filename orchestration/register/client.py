@@ -7,6 +7,7 @@ sample register imitates that protocol, so the same client talks to both.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from datetime import date
 
 from orchestration.register.models import (
@@ -52,8 +53,9 @@ class RegisterClient(ABC):
         """The SI document (XJustiz XML) of a row and the filename the portal gave it."""
 
     @abstractmethod
-    def list_documents(self, row: ResultRow) -> list[DocumentNode]:
-        """The DK tree of a row, every folder expanded."""
+    def list_documents(self, row: ResultRow, expand: Callable[[DocumentNode], bool] | None = None) -> list[DocumentNode]:
+        """The DK tree of a row with every folder expanded, or only those ``expand`` accepts (each
+        expansion is a retrieval); folders left closed have no children."""
 
     @abstractmethod
     def download_document(self, row: ResultRow, node: DocumentNode) -> Download:

@@ -367,26 +367,26 @@ class PortalClient(RegisterClient):
         )  # fmt: skip
         open_tree.expanded.add(node.row_key)
 
-    def _load_folders(self, open_tree: _OpenTree, until: str | None = None) -> None:
-        """Expand folders not yet loaded: all of them, or only the ancestors of row key ``until``."""
+    def _load_folders(self, open_tree: _OpenTree, wanted: Callable[[DocumentNode], bool]) -> None:
+        """Expand the folders not yet loaded that ``wanted`` accepts, until none is left."""
         pending = True
         while pending:
             pending = False
             for node in walk_nodes(open_tree.tree.nodes):
-                wanted = until is None or until.startswith(node.row_key + "_")
-                if node.kind == "folder" and node.row_key not in open_tree.expanded and wanted:
+                if node.kind == "folder" and node.row_key not in open_tree.expanded and wanted(node):
                     self._expand(open_tree, node)
                     pending = True
                     break
 
-    def list_documents(self, row: ResultRow) -> list[DocumentNode]:
+    def list_documents(self, row: ResultRow, expand: Callable[[DocumentNode], bool] | None = None) -> list[DocumentNode]:
         open_tree = self._open_tree(row)
-        self._load_folders(open_tree)
+        self._load_folders(open_tree, expand or (lambda node: True))
         return [node.model_copy(deep=True) for node in open_tree.tree.nodes]
 
     def download_document(self, row: ResultRow, node: DocumentNode) -> Download:
         open_tree = self._open_tree(row)
-        self._load_folders(open_tree, until=node.row_key)
+        # A fresh session expands just the folders on the way to the node.
+        self._load_folders(open_tree, lambda folder: node.row_key.startswith(folder.row_key + "_"))
         tree = open_tree.tree
         what = f"download {node.label!r} of {row.court} {row.register_designation}"
         selection = {

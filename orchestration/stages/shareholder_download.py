@@ -24,6 +24,13 @@ from orchestration.worker import Outcome, Stage, each_job
 _LIST_MEDIA_TYPES = ("application/pdf", "image/tiff")
 
 
+def leads_to_shareholder_lists(folder: DocumentNode) -> bool:
+    """Folders worth a retrieval when looking for shareholder lists: the tree's own folders
+    ("Dokumente zum Rechtsträger", "Dokumente zur Registernummer") and the category of lists."""
+    label = folder.label.casefold()
+    return label.startswith("dokumente") or label.startswith("liste der gesellschafter")
+
+
 def newest_shareholder_list(nodes: list[DocumentNode]) -> DocumentNode | None:
     lists = [node for node in walk_nodes(nodes) if node.is_shareholder_list]
     if not lists:
@@ -64,7 +71,7 @@ class ShareholderDownloadStage(Stage):
     def _download(self, conn: sa.Connection, client: RegisterClient, job: ClaimedJob) -> dict:
         entity = load_entity_key(conn, job.entity_id)
         row = find_entity_row(client, entity)
-        node = newest_shareholder_list(client.list_documents(row))
+        node = newest_shareholder_list(client.list_documents(row, expand=leads_to_shareholder_lists))
         if node is None:
             raise JobError(
                 FailureClass.INVALID_FILE,
