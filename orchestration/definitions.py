@@ -18,7 +18,7 @@ from resources.documents import DocumentStoreResource
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
 from sensors.automation import automation_sensors
-from sensors.jobs import build_job_sensor, lease_reaper_sensor
+from sensors.jobs import build_job_sensor, job_archive_sensor, lease_reaper_sensor
 
 # How often each job type's sensor polls: discovery is what a user waits for.
 SENSOR_INTERVAL_SECONDS = {
@@ -72,7 +72,7 @@ def build_definitions() -> dg.Definitions:
     return dg.Definitions(
         assets=[*assets_by_type.values(), ownership_graph],
         jobs=list(jobs.values()),
-        sensors=[*sensors, lease_reaper_sensor, *automation_sensors],
+        sensors=[*sensors, lease_reaper_sensor, job_archive_sensor, *automation_sensors],
         resources={
             "database": DatabaseResource(),
             "documents": DocumentStoreResource(),

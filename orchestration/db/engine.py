@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine, URL, make_url
+from sqlalchemy.engine import URL, Engine, make_url
 
 from orchestration.db import embedded
 from orchestration.settings import Settings, get_settings
@@ -54,7 +54,7 @@ def create_app_engine(url: URL | str | None = None, **kwargs) -> Engine:
         role = settings.worker_role
 
         @sa.event.listens_for(engine, "connect")
-        def _set_role(dbapi_conn, _record):  # noqa: ANN001 - DBAPI hook
+        def _set_role(dbapi_conn, _record):
             with dbapi_conn.cursor() as cur:
                 cur.execute(f'SET ROLE "{role}"')
 
