@@ -10,6 +10,7 @@ import pytest
 import sqlalchemy as sa
 from outside_client import SELECT_RENDER, TREE_ID, click_link, doc_links, open_dk, search
 
+from orchestration import queue
 from orchestration.failures import FailureClass, JobError
 from orchestration.register import PortalClient, SearchMode, SharedRateLimiter, pages
 from orchestration.register.models import walk_nodes
@@ -232,13 +233,14 @@ def test_earlier_names_in_a_nested_table_with_numbered_seats(sample_register, cl
 # 11 --------------------------------------------------------------------------------------------
 
 
-def test_a_portal_message_is_a_clear_permanent_error(client, tmp_path):
+def test_a_portal_message_is_a_clear_permanent_error(client, tmp_path, engine):
     with pytest.raises(JobError) as caught:
         client.search("Apple", SearchMode.ANY)
 
     error = caught.value
     assert (error.failure_class, error.code) == (FailureClass.INVALID_FILE, "portal_message")
-    assert error.failure_class.permanent
+    with engine.connect() as conn:
+        assert error.failure_class in queue.permanent_failure_classes(conn)
     assert "contain at least one keyword" in error.message and "register court" in error.message
     assert not (tmp_path / "diagnostics").exists()
 
