@@ -4,7 +4,7 @@ changed, through the real event sensor and the database."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
 
 import dagster as dg
 import httpx
@@ -17,6 +17,8 @@ from orchestration.automation.rules import RuleConfigError
 from orchestration.register import PortalClient
 from orchestration.register.sample import start_sample_register_in_thread
 from resources.database import DatabaseResource
+from resources.register import RegisterResource
+from sensors.announcements import register_announcements_job
 from sensors.automation import automation_event_sensor
 
 
@@ -105,3 +107,21 @@ def test_categories_narrow_the_rule_and_are_checked(engine, db_url, sample_regis
         read = conn.execute(sa.text("SELECT category_code FROM content.register_announcements WHERE entity_id = :e"),
                             {"e": entity}).scalars().all()  # fmt: skip
         assert read == ["3"] and entity not in rediscovered(conn)
+
+
+def test_the_daily_job_polls_the_watched_courts(engine, db_url, sample_register):
+    company = next(c for c in sample_register.corpus.companies if not c.deleted)
+    with engine.begin() as conn:
+        make_rule(conn, "announcement_for_watched_company", "notification", watched=(add_entity(conn, company),))
+    resources = {
+        "database": DatabaseResource(url=db_url.render_as_string(hide_password=False)),
+        "register": RegisterResource(url=sample_register.url),
+    }
+
+    result = register_announcements_job.execute_in_process(resources=resources)
+
+    assert result.success
+    with engine.connect() as conn:
+        polls = conn.execute(sa.text("SELECT court_code, day FROM content.announcement_polls")).all()
+    # The first poll of a court reads the day before.
+    assert [(p.court_code, p.day) for p in polls] == [(company.court.code, date.today() - timedelta(days=1))]
