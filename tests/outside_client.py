@@ -148,8 +148,11 @@ class DkPage:
             for li in html.fragment_fromstring(payload, create_parent="ul").xpath(
                 './/li[contains(@class, "ui-treenode")]'
             ):
-                node = Node(li.get("data-rowkey"), li.xpath('.//span[contains(@class, "ui-treenode-label")]')[0].text_content().strip(),
-                            "ui-treenode-leaf" in li.get("class", ""))  # fmt: skip
+                node = Node(
+                    li.get("data-rowkey"),
+                    li.xpath('.//span[contains(@class, "ui-treenode-label")]')[0].text_content().strip(),
+                    "ui-treenode-leaf" in li.get("class", ""),
+                )
                 if node.rowkey not in nodes:
                     nodes[node.rowkey] = node
                     if not node.leaf:

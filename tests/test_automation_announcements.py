@@ -30,16 +30,23 @@ def sample_register(samples_dir):
 
 def add_entity(conn: sa.Connection, company) -> object:
     return conn.execute(
-        sa.text("""INSERT INTO content.entities (court_code, court_name, register_type, register_number, register_suffix,
-                                                 name, processing_status)
+        sa.text("""INSERT INTO content.entities
+                   (court_code, court_name, register_type, register_number, register_suffix, name, processing_status)
                    VALUES (:court, :court_name, :type, :number, :suffix, :name, 'parsed') RETURNING id"""),
-        {"court": company.court.code, "court_name": company.court.name, "type": company.register_type,
-         "number": company.register_number, "suffix": company.register_suffix or "", "name": company.name},
-    ).scalar_one()  # fmt: skip
+        {
+            "court": company.court.code,
+            "court_name": company.court.name,
+            "type": company.register_type,
+            "number": company.register_number,
+            "suffix": company.register_suffix or "",
+            "name": company.name,
+        },
+    ).scalar_one()
 
 
 def file_document(sample_register, company) -> str:
-    url = f"{sample_register.url}/_sample/companies/{company.court.code}/{company.register_type}/{company.register_number}/documents"
+    key = f"{company.court.code}/{company.register_type}/{company.register_number}"
+    url = f"{sample_register.url}/_sample/companies/{key}/documents"
     return httpx.post(url).json()["announcement_id"]
 
 
@@ -63,8 +70,13 @@ def test_a_rule_on_announcements_refreshes_exactly_the_watched_companies_that_ch
     changed, unchanged, unwatched = same_court
     with engine.begin() as conn:
         ids = {c.name: add_entity(conn, c) for c in (*same_court, elsewhere)}
-        make_rule(conn, "announcement_for_watched_company", "enqueue_job", action_config={"job": "rediscovery"},
-                  watched=(ids[changed.name], ids[unchanged.name], ids[elsewhere.name]))  # fmt: skip
+        make_rule(
+            conn,
+            "announcement_for_watched_company",
+            "enqueue_job",
+            action_config={"job": "rediscovery"},
+            watched=(ids[changed.name], ids[unchanged.name], ids[elsewhere.name]),
+        )
     start = tick(db_url, None)  # monitoring starts from the present
 
     file_document(sample_register, changed)
@@ -90,12 +102,19 @@ def test_a_rule_on_announcements_refreshes_exactly_the_watched_companies_that_ch
 
 def test_categories_narrow_the_rule_and_are_checked(engine, db_url, sample_register, tmp_path):
     # A company that has filed nothing while the server runs.
-    company = next(c for c in sample_register.corpus.companies if not c.deleted
-                   and c.key not in sample_register.register.added)  # fmt: skip
+    company = next(
+        c for c in sample_register.corpus.companies if not c.deleted and c.key not in sample_register.register.added
+    )
     with engine.begin() as conn:
         entity = add_entity(conn, company)
-        make_rule(conn, "announcement_for_watched_company", "enqueue_job", source_config={"categories": ["1"]},
-                  action_config={"job": "rediscovery"}, watched=(entity,))  # fmt: skip
+        make_rule(
+            conn,
+            "announcement_for_watched_company",
+            "enqueue_job",
+            source_config={"categories": ["1"]},
+            action_config={"job": "rediscovery"},
+            watched=(entity,),
+        )
         with pytest.raises(RuleConfigError):
             make_rule(conn, "announcement_for_watched_company", source_config={"categories": ["9"]})
     start = tick(db_url, None)
@@ -104,8 +123,13 @@ def test_categories_narrow_the_rule_and_are_checked(engine, db_url, sample_regis
         poll_announcements(engine, client, today=sample_register.register.today + timedelta(days=1))
     tick(db_url, start.cursor)
     with engine.connect() as conn:
-        read = conn.execute(sa.text("SELECT category_code FROM content.register_announcements WHERE entity_id = :e"),
-                            {"e": entity}).scalars().all()  # fmt: skip
+        read = (
+            conn.execute(
+                sa.text("SELECT category_code FROM content.register_announcements WHERE entity_id = :e"), {"e": entity}
+            )
+            .scalars()
+            .all()
+        )
         assert read == ["3"] and entity not in rediscovered(conn)
 
 

@@ -231,7 +231,11 @@ def test_announcements_through_the_client_and_a_new_document(sample_register, tm
 
     assert filed["announcement_id"] not in {a.id for a in before}
     assert (new.category, new.category_code, new.register_number, new.name) == (
-        "Einreichung neuer Dokumente", "3", company.register_number, company.name)  # fmt: skip
+        "Einreichung neuer Dokumente",
+        "3",
+        company.register_number,
+        company.name,
+    )
     assert new.published == today and detail.published == today and detail.name == company.name
     assert filed["label"] in detail.text
     # The new list is the current one, directly under the root.

@@ -31,8 +31,15 @@ def current_list_zip_only(company) -> bool:
 @pytest.mark.parametrize("zip_only", [False, True])
 def test_outside_client_walks_the_tree_and_downloads_the_shareholder_list(sample_register, tmp_path, zip_only):
     corpus = sample_register.corpus
-    company = next(c for c in corpus.companies if c.legal_form == "GmbH" and c.sample_file is None and not c.deleted
-                   and current_list_zip_only(c) is zip_only and len(corpus.search(c.name, SearchMode.EXACT)) == 1)  # fmt: skip
+    company = next(
+        c
+        for c in corpus.companies
+        if c.legal_form == "GmbH"
+        and c.sample_file is None
+        and not c.deleted
+        and current_list_zip_only(c) is zip_only
+        and len(corpus.search(c.name, SearchMode.EXACT)) == 1
+    )
 
     dk = open_dk(sample_register.url, company.name)
     nodes = dk.walk_tree()
@@ -55,8 +62,11 @@ def test_outside_client_walks_the_tree_and_downloads_the_shareholder_list(sample
 
 
 def test_outside_client_downloads_si_and_printouts(sample_register):
-    sample = next(c for c in sample_register.corpus.companies if c.sample_file and not c.deleted
-                  and len(sample_register.corpus.search(c.name, SearchMode.EXACT)) == 1)  # fmt: skip
+    sample = next(
+        c
+        for c in sample_register.corpus.companies
+        if c.sample_file and not c.deleted and len(sample_register.corpus.search(c.name, SearchMode.EXACT)) == 1
+    )
     br, results = search(sample_register.url, sample.name)
     links = doc_links(results, 0)
 

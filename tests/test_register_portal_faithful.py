@@ -38,11 +38,14 @@ def client(sample_register, tmp_path):
 def gmbh(corpus, *, zip_only: bool):
     """A generated GmbH whose current shareholder list is (or is not) offered only as a ZIP."""
     return next(
-        c for c in corpus.companies
-        if c.legal_form == "GmbH" and c.sample_file is None and not c.deleted
+        c
+        for c in corpus.companies
+        if c.legal_form == "GmbH"
+        and c.sample_file is None
+        and not c.deleted
         and [f for f in filings(c) if f.shareholder_list][-1].zip_only is zip_only
         and len(corpus.search(c.name, SearchMode.EXACT)) == 1
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="module")
@@ -62,11 +65,17 @@ def test_a_node_expands_with_expand_node_and_the_expand_event(sample_register, c
 
     children = tree_update(dk.tree_event("expand", "0_0", TREE_ID))
     old_style = dk._post(
-        [("javax.faces.partial.ajax", "true"), ("javax.faces.source", TREE_ID),
-         ("javax.faces.partial.execute", TREE_ID), ("javax.faces.partial.render", TREE_ID),
-         (f"{TREE_ID}_expand", "0_0_0"), ("dk_form", "dk_form"), ("javax.faces.ViewState", dk.viewstate)],
+        [
+            ("javax.faces.partial.ajax", "true"),
+            ("javax.faces.source", TREE_ID),
+            ("javax.faces.partial.execute", TREE_ID),
+            ("javax.faces.partial.render", TREE_ID),
+            (f"{TREE_ID}_expand", "0_0_0"),
+            ("dk_form", "dk_form"),
+            ("javax.faces.ViewState", dk.viewstate),
+        ],
         ajax=True,
-    )[0].decode()  # fmt: skip
+    )[0].decode()
 
     # The children of "Dokumente zur Registernummer" are the category folders.
     assert 'data-rowkey="0_0_0"' in children and ">Liste der Gesellschafter</span>" in children
@@ -112,8 +121,16 @@ def test_button_and_radio_are_on_the_page_disabled_until_a_document_is_selected(
     dk = open_dk(sample_register.url, company.name)
     dk.walk_tree()
     # Pressing Download before a selection reached the bean: JSF skips the disabled button.
-    body, headers = dk._post([("dk_form", "dk_form"), (f"{TREE_ID}_selection", "0_1"), ("dk_form:radio_dkbuttons", "false"),
-                              (dk.download_button, ""), ("javax.faces.ViewState", dk.viewstate)], ajax=False)  # fmt: skip
+    body, headers = dk._post(
+        [
+            ("dk_form", "dk_form"),
+            (f"{TREE_ID}_selection", "0_1"),
+            ("dk_form:radio_dkbuttons", "false"),
+            (dk.download_button, ""),
+            ("javax.faces.ViewState", dk.viewstate),
+        ],
+        ajax=False,
+    )
     assert "attachment" not in str(headers).lower() and b'id="dk_form:dktree"' in body
     # After the select the panel comes back with both formats and the button enabled.
     panel = pages.parse_partial_response(dk.tree_event("select", "0_1", SELECT_RENDER).encode())
@@ -181,8 +198,18 @@ def test_dk_opens_by_a_redirect_to_the_document_view(sample_register, company):
         navigation, params = pages.navigation_to(pages.parse_page(start.content), "erweiterteSucheLink", str(start.url))
         search_page = http.post(navigation.action, data=dict(navigation.payload(params)))
         form = pages.parse_search_form(pages.parse_page(search_page.content), str(search_page.url))
-        results = http.post(form.form.action, data=dict(form.form.payload({
-            form.keywords_field: company.name, form.mode_field: form.mode_values[SearchMode.EXACT], form.submit_field: ""})))  # fmt: skip
+        results = http.post(
+            form.form.action,
+            data=dict(
+                form.form.payload(
+                    {
+                        form.keywords_field: company.name,
+                        form.mode_field: form.mode_values[SearchMode.EXACT],
+                        form.submit_field: "",
+                    }
+                )
+            ),
+        )
         (entry,) = pages.parse_results(pages.parse_page(results.content))
         results_form = pages.form_by_id(pages.parse_page(results.content), entry.form_id, str(results.url))
         response = http.post(
@@ -204,8 +231,10 @@ def test_files_are_named_as_the_portal_names_them(sample_register, company, clie
 
     assert "filename*" not in disposition
     court = company.court.name.replace(" ", "_")
-    pattern = (rf'attachment; filename="{company.court.state_abbreviation}-{re.escape(court)}_HRB_{company.register_number}'
-               r'\+Liste_der_Gesellschafter_-_Aufnahme_in_den_R-\d{14}\.(pdf|tif)"')  # fmt: skip
+    pattern = (
+        rf'attachment; filename="{company.court.state_abbreviation}-{re.escape(court)}_HRB_{company.register_number}'
+        r'\+Liste_der_Gesellschafter_-_Aufnahme_in_den_R-\d{14}\.(pdf|tif)"'
+    )
     assert re.fullmatch(pattern, disposition), disposition
     # Our client keeps the plain filename parameter as it is.
     (row,) = client.search(company.name, SearchMode.EXACT)
@@ -217,8 +246,13 @@ def test_files_are_named_as_the_portal_names_them(sample_register, company, clie
 
 
 def test_earlier_names_in_a_nested_table_with_numbered_seats(sample_register, client):
-    renamed = next(c for c in sample_register.corpus.companies if len(c.earlier_names) >= 1 and not c.deleted
-                   and len(sample_register.corpus.search(c.name, SearchMode.EXACT)) == 1)  # fmt: skip
+    renamed = next(
+        c
+        for c in sample_register.corpus.companies
+        if len(c.earlier_names) >= 1
+        and not c.deleted
+        and len(sample_register.corpus.search(c.name, SearchMode.EXACT)) == 1
+    )
     _, results = search(sample_register.url, renamed.name)
     name, seat = renamed.earlier_names[0]
     row_markup = pages.parse_page(results.encode()).xpath('//tr[@data-ri="0"]')[0]

@@ -384,6 +384,8 @@ class PortalClient(RegisterClient):
         return [node.model_copy(deep=True) for node in open_tree.tree.nodes]
 
     def download_document(self, row: ResultRow, node: DocumentNode) -> Download:
+        if node.kind != "document":
+            raise ValueError(f"{node.label!r} ({node.row_key}) is a folder, not a document")
         open_tree = self._open_tree(row)
         # A fresh session expands just the folders on the way to the node.
         self._load_folders(open_tree, lambda folder: node.row_key.startswith(folder.row_key + "_"))
