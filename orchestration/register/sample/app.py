@@ -1,8 +1,18 @@
 """The sample register: an ASGI app that behaves like the register portal.
 
 Sessions (cookie JSESSIONID) hold JSF-like views, each addressed by its view state; a post with
-an unknown view state gets the "session expired" page, as on the portal. Faults for tests are
-armed through ``/_sample/faults`` (see `Fault`).
+an unknown view state gets the "session expired" page, as on the portal. Where the portal's
+behaviour is known (samples/portal, PrimeFaces' documented Tree and partial responses, the facts
+of issue 14) this app does what the portal does: the DK link redirects to
+documents/welcome.xhtml?cid=N; a node's children come only for ``_expandNode`` with the
+``expand`` event; the select behaviour updates the ids it names; the Download button and the
+format radio are on the page, disabled until the bean holds a selected document; some documents
+come only as a ZIP; form errors are PrimeFaces messages on the page. Register announcements are
+searched through ``bekanntMachungenForm`` and opened by the ``remoteBekanntmachung`` command.
+
+Faults for tests are armed through ``/_sample/faults`` (see `Fault`); ``POST
+/_sample/companies/{court}/{type}/{number}/documents`` makes a company file a new shareholder
+list today, which the register announces.
 """
 
 from __future__ import annotations
