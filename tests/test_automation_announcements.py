@@ -137,10 +137,8 @@ def test_the_daily_job_polls_the_watched_courts(engine, db_url, sample_register)
     company = next(c for c in sample_register.corpus.companies if not c.deleted)
     with engine.begin() as conn:
         make_rule(conn, "announcement_for_watched_company", "notification", watched=(add_entity(conn, company),))
-    resources = {
-        "database": DatabaseResource(url=db_url.render_as_string(hide_password=False)),
-        "register": RegisterResource(url=sample_register.url),
-    }
+    database = DatabaseResource(url=db_url.render_as_string(hide_password=False))
+    resources = {"database": database, "register": RegisterResource(database=database, url=sample_register.url)}
 
     result = register_announcements_job.execute_in_process(resources=resources)
 
