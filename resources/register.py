@@ -7,10 +7,10 @@ from typing import Literal
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from orchestration.db.engine import get_engine
 from orchestration.register import RegisterClient, make_register_client
 from orchestration.register.ratelimit import Priority
 from orchestration.settings import Settings, get_settings
+from resources.database import DatabaseResource
 
 
 class RegisterResource(ConfigurableResource):
@@ -20,6 +20,7 @@ class RegisterResource(ConfigurableResource):
     HREG_RATE_LIMIT_PER_HOUR).
     """
 
+    database: DatabaseResource = Field(description="Where the shared retrieval budget is kept.")
     register_kind: Literal["", "sample", "live"] = Field("", description="sample or live; empty: HREG_REGISTER.")
     url: str = Field("", description="Base URL of the register; empty: HREG_REGISTER_URL or the kind's default.")
     rate_limit_per_hour: int = Field(0, description="Retrievals per hour across all processes; 0: the settings.")
@@ -40,4 +41,6 @@ class RegisterResource(ConfigurableResource):
     def get_client(self, priority: Priority = "interactive") -> RegisterClient:
         """A new client with its own portal session, whose retrievals wait as ``priority``; close it
         (or use it in ``with``) when done."""
-        return make_register_client(self.settings(), get_engine(), timeout_s=self.timeout_s, priority=priority)
+        return make_register_client(
+            self.settings(), self.database.get_engine(), timeout_s=self.timeout_s, priority=priority
+        )

@@ -37,7 +37,7 @@ def build_job_sensor(
         "(batch size from processing.job_types).",
     )
     def job_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource):
-        max_in_flight = get_settings().sensor_max_runs_per_tick
+        max_in_flight = get_settings().max_runs_in_flight
         in_flight = context.instance.get_runs_count(dg.RunsFilter(job_name=job.name, statuses=IN_FLIGHT))
         room = max_in_flight - in_flight
         if room <= 0:

@@ -43,7 +43,8 @@ class SampleRegisterThread:
 
     def __init__(self, server: uvicorn.Server) -> None:
         self._server = server
-        self.corpus = server.config.app.state.register.corpus
+        self.register = server.config.app.state.register
+        self.corpus = self.register.corpus
         # What the register served, when the server was started to log it.
         app = server.config.app
         self.retrieval_log: RetrievalLog | None = app if isinstance(app, RetrievalLog) else None

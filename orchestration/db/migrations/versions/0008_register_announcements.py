@@ -1,4 +1,4 @@
-"""People first: job priorities, search results, what a result row says of an entity.
+"""Register announcements: the announcements read and the pages polled, a rule source type for them.
 
 Revision ID: 0008
 Revises: 0007
@@ -13,8 +13,8 @@ depends_on = None
 
 
 def upgrade() -> None:
-    run_sql_file("0008_people_first.sql")
+    run_sql_file("0008_register_announcements.sql")
 
 
 def downgrade() -> None:
-    run_sql_file("0008_people_first_downgrade.sql")
+    run_sql_file("0008_register_announcements_downgrade.sql")
