@@ -37,7 +37,7 @@ class Stage(ABC):
     # Jobs processed and reported per transaction: large for cheap CPU work, 1 for slow I/O.
     chunk_size: ClassVar[int] = 1
 
-    def prefetch(self, engine: Engine, jobs: list[ClaimedJob]) -> None:
+    def prefetch(self, engine: Engine, jobs: list[ClaimedJob]) -> None:  # noqa: B027 - optional, most stages fetch nothing
         """Work done before the chunk's transaction opens: register retrievals, whose rate-limit
         waits must hold no transaction. Errors belong to each job's outcome in ``process_chunk``."""
 

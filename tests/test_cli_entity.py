@@ -13,15 +13,14 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
-from pipeline_helpers import add_entity_with_si
-from queue_helpers import insert_entity, insert_search
 
 from orchestration.cli import main
 from orchestration.db.engine import get_engine
 from orchestration.documents import DocumentStore
-from orchestration.settings import get_settings
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batches
+from pipeline_helpers import add_entity_with_si
+from queue_helpers import insert_entity, insert_search
 
 REAL_SI = "BE-Berlin_Charlottenburg_HRB_248040+SI-20230514155133.xml"
 
@@ -29,13 +28,9 @@ REAL_SI = "BE-Berlin_Charlottenburg_HRB_248040+SI-20230514155133.xml"
 @pytest.fixture
 def hreg(db_url):
     """Runs `hreg` in this process against the test's database (HREG_DATABASE_URL)."""
-    get_settings.cache_clear()
-    get_engine.cache_clear()
     runner = CliRunner()
     yield lambda *args: runner.invoke(main, list(args))
     get_engine().dispose()
-    get_settings.cache_clear()
-    get_engine.cache_clear()
 
 
 @pytest.fixture

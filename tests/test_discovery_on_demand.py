@@ -12,7 +12,6 @@ from datetime import timedelta
 import httpx
 import pytest
 import sqlalchemy as sa
-from queue_helpers import insert_search
 
 from orchestration import queue
 from orchestration.documents import DocumentStore
@@ -23,6 +22,7 @@ from orchestration.settings import Settings
 from orchestration.stages.discovery import DiscoveryStage
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batches
+from queue_helpers import insert_search
 
 
 @pytest.fixture(scope="module")
