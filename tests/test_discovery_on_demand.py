@@ -318,3 +318,40 @@ def test_each_path_that_creates_work_gives_it_the_priority_of_who_waits(engine):
         f"{watched}:shareholder_download": "background",  # a monitoring rule asked
         f"{reparsed}:xml_parsing": "background",  # a re-parse after a parser change
     }
+
+
+def test_background_jobs_hold_at_most_their_slots_so_a_person_always_finds_a_worker(engine):
+    with engine.begin() as conn:
+        watched = [
+            str(conn.execute(sa.text(f"""
+                INSERT INTO content.entities (court_code, register_type, register_number, name)
+                VALUES ('D2601', 'HRB', '{8000 + i}', 'Slot {i} GmbH') RETURNING id""")).scalar_one())
+            for i in range(2)
+        ]  # fmt: skip
+        for entity_id in watched:
+            conn.execute(sa.text("SELECT automation.request_rediscovery(:e)"), {"e": entity_id})
+        slots = queue.job_types(conn)["basic_discovery"].background_slots
+    assert slots == 1
+    with engine.begin() as conn:
+        (first,) = queue.claim(conn, "basic_discovery", 1, "worker-a", 60, background_slots=slots)
+    assert first.priority == "background"
+    with engine.begin() as conn:
+        # The one slot is taken: another worker claims no background job, and a sensor asks for no run.
+        assert queue.claim(conn, "basic_discovery", 1, "worker-b", 60, background_slots=slots) == []
+        assert queue.batch_heads(conn, "basic_discovery", 1, 4, background_slots=slots) == []
+    search_id = new_search(engine, "Muster GmbH")
+    with engine.begin() as conn:
+        assert [h.job_id for h in queue.batch_heads(conn, "basic_discovery", 1, 4, background_slots=slots)] == [
+            str(
+                conn.execute(
+                    sa.text("SELECT id FROM processing.processing_jobs WHERE search_id = :s"), {"s": search_id}
+                ).scalar()
+            )
+        ]
+        (person,) = queue.claim(conn, "basic_discovery", 1, "worker-b", 60, background_slots=slots)
+    assert person.search_id == search_id
+    with engine.begin() as conn:
+        queue.complete(conn, "worker-a", [(first.id, {"result_count": 1})])
+    with engine.begin() as conn:
+        (second,) = queue.claim(conn, "basic_discovery", 1, "worker-c", 60, background_slots=slots)
+    assert {first.entity_id, second.entity_id} == set(watched)
