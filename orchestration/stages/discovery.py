@@ -14,8 +14,8 @@ The portal's budget (60 retrievals an hour for the whole system) is spent where 
   window is not retrieved again. A stored document makes the entity ``xml_ready``, and the
   database queues its ``xml_parsing`` job.
 
-Every retrieval happens in ``prefetch``, before the job's transaction opens, with the job's
-priority (interactive or background) at the shared rate limit; the transaction only writes.
+Every retrieval happens in ``fetch``, before the job's transaction opens, with the job's priority
+(interactive or background) at the shared rate limit; the transaction only writes (``record``).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from orchestration.register.client import RegisterClient
 from orchestration.register.models import ResultRow, SearchMode
 from orchestration.register.ratelimit import Priority
 from orchestration.stages.entities import EntityKey, find_entity_row, load_entity_key
-from orchestration.worker import Outcome, Stage, classify_exception, each_job
+from orchestration.worker import RetrievingStage
 
 # Rows of one result page, the most the portal shows at once.
 ROWS_PER_PAGE = 100
@@ -106,7 +106,7 @@ class EntityFetch:
     fresh_document_id: str | None = None
 
 
-class DiscoveryStage(Stage):
+class DiscoveryStage(RetrievingStage):
     job_type: ClassVar[str] = "basic_discovery"
     chunk_size: ClassVar[int] = 1
 
@@ -119,23 +119,18 @@ class DiscoveryStage(Stage):
         search_opens: tuple[str, int] = ("exact", 1),
         fresh_for: timedelta = timedelta(hours=24),
     ) -> None:
+        super().__init__()
         self.client_factory = client_factory
         self.documents = documents
         self.result_pages = result_pages
         self.search_opens = search_opens
         self.fresh_for = fresh_for
-        self._fetched: dict[str, SearchFetch | EntityFetch | JobError] = {}
 
     # ------------------------------------------------------------------ retrievals, no transaction
 
-    def prefetch(self, engine: Engine, jobs: list[ClaimedJob]) -> None:
-        for job in jobs:
-            try:
-                with self.client_factory(job.priority) as client:
-                    fetch = self._search(client, job) if job.search_id else self._fetch_entity(engine, client, job)
-            except Exception as exc:
-                fetch = classify_exception(exc)
-            self._fetched[job.id] = fetch
+    def fetch(self, engine: Engine, job: ClaimedJob) -> SearchFetch | EntityFetch:
+        with self.client_factory(job.priority) as client:
+            return self._search(client, job) if job.search_id else self._fetch_entity(engine, client, job)
 
     def _search(self, client: RegisterClient, job: ClaimedJob) -> SearchFetch:
         data = job.data
@@ -172,15 +167,10 @@ class DiscoveryStage(Stage):
 
     # ------------------------------------------------------------------ writes, one transaction
 
-    def process_chunk(self, conn: sa.Connection, jobs: list[ClaimedJob]) -> dict[str, Outcome]:
-        return each_job(conn, jobs, lambda job: self._record(conn, job, self._fetched.pop(job.id)))
-
-    def _record(self, conn: sa.Connection, job: ClaimedJob, fetch: SearchFetch | EntityFetch | JobError) -> dict:
-        if isinstance(fetch, JobError):
-            raise fetch
-        if isinstance(fetch, SearchFetch):
-            return self._record_search(conn, job, fetch)
-        return self._record_entity(conn, job, fetch)
+    def record(self, conn: sa.Connection, job: ClaimedJob, fetched: SearchFetch | EntityFetch) -> dict:
+        if isinstance(fetched, SearchFetch):
+            return self._record_search(conn, job, fetched)
+        return self._record_entity(conn, job, fetched)
 
     def _record_search(self, conn: sa.Connection, job: ClaimedJob, fetch: SearchFetch) -> dict:
         entity_ids = [self._upsert_entity(conn, row, job.search_id) for row in fetch.rows]
