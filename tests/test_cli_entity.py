@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from orchestration.cli import main
 from orchestration.db.engine import get_engine
 from orchestration.documents import DocumentStore
+from orchestration.register.sample import start_sample_register_in_thread
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batches
 from pipeline_helpers import add_entity_with_si
@@ -209,11 +210,14 @@ def test_an_unreachable_database_gets_a_one_line_error(tmp_path):
     assert_one_line_error(result, "cannot reach the database", "HREG_DATABASE_URL")
 
 
-def test_a_fresh_data_directory_says_to_migrate_instead_of_a_traceback(tmp_path):
-    """The newcomer's first try: `hreg register search GmbH` before `hreg dev` or `hreg db upgrade`."""
+def test_a_fresh_data_directory_says_to_migrate_instead_of_a_traceback(tmp_path, samples_dir):
+    """The newcomer's first try, before `hreg dev` or `hreg db upgrade`: `hreg register search GmbH`
+    (the register answers; the shared rate limit lives in the database) and `hreg search GmbH`."""
     env = {"HREG_DATABASE_URL": "", "HREG_DATA_DIR": str(tmp_path / "fresh")}
     try:
-        result = run_hreg(env, "search", "GmbH")
+        with start_sample_register_in_thread(samples_dir=samples_dir) as register:
+            result = run_hreg({**env, "HREG_REGISTER_URL": register.url}, "register", "search", "GmbH")
         assert_one_line_error(result, "does not exist yet", "hreg db upgrade")
+        assert_one_line_error(run_hreg(env, "search", "GmbH"), "does not exist yet", "hreg db upgrade")
     finally:
         run_hreg(env, "db", "stop")

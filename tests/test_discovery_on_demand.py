@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from datetime import timedelta
 
 import httpx
@@ -22,7 +23,7 @@ from orchestration.settings import Settings
 from orchestration.stages.discovery import DiscoveryStage
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batches
-from queue_helpers import insert_search
+from queue_helpers import as_role, insert_entity, insert_search
 
 
 @pytest.fixture(scope="module")
@@ -355,3 +356,30 @@ def test_background_jobs_hold_at_most_their_slots_so_a_person_always_finds_a_wor
     with engine.begin() as conn:
         (second,) = queue.claim(conn, "basic_discovery", 1, "worker-c", 60, background_slots=slots)
     assert {first.entity_id, second.entity_id} == set(watched)
+
+
+def test_the_application_opens_entities_and_sees_the_results_of_its_own_searches_only(engine):
+    alice, bob = str(uuid.uuid4()), str(uuid.uuid4())
+    with engine.begin() as owner:
+        entity_id = insert_entity(owner, "parsed")
+        searches = {user: insert_search(owner, "Muster GmbH", user_id=user) for user in (alice, bob)}
+        for search_id in searches.values():
+            owner.execute(
+                sa.text("INSERT INTO public.search_results (search_id, position, entity_id) VALUES (:s, 1, :e)"),
+                {"s": search_id, "e": entity_id},
+            )
+    with as_role(engine, "hreg_app", alice) as app:
+        job_id = app.execute(
+            sa.text("SELECT processing.open_entity(:e, 'interactive', :u, 'looked at it')"),
+            {"e": entity_id, "u": alice},
+        ).scalar_one()
+        visible = app.execute(sa.text("SELECT search_id::text FROM public.search_results")).scalars().all()
+    assert visible == [searches[alice]]
+    with engine.begin() as owner:
+        job = owner.execute(sa.text("SELECT * FROM processing.processing_jobs WHERE id = :j"), {"j": job_id}).one()
+    assert (job.priority, job.trigger, str(job.requested_by), job.reason) == (
+        "interactive",
+        "manual",
+        alice,
+        "looked at it",
+    )
