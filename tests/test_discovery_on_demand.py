@@ -22,7 +22,7 @@ from orchestration.register.sample import start_sample_register_in_thread
 from orchestration.settings import Settings
 from orchestration.stages.discovery import DiscoveryStage
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import run_batches
+from orchestration.worker import run_batch, run_batches
 from queue_helpers import as_role, insert_entity, insert_search
 
 
@@ -383,3 +383,32 @@ def test_the_application_opens_entities_and_sees_the_results_of_its_own_searches
         alice,
         "looked at it",
     )
+
+
+def test_a_run_holds_one_retrieval_job_at_a_time_while_it_waits(engine, sample_register, store):
+    """While a retrieval waits (here a slow register), the run's claim is that one job: the others
+    stay queued for any run to take, interactive first, and keep no lease running out."""
+    for query in ("Alpha GmbH", "Beta GmbH", "Gamma GmbH"):
+        new_search(engine, query)
+    httpx.post(
+        sample_register.url + "/_sample/faults", json={"kind": "slow", "delay_s": 1.5, "on": "page", "times": 3}
+    ).raise_for_status()
+    settings = Settings(register_url=sample_register.url)
+    stage = DiscoveryStage(lambda priority: make_register_client(settings, engine, priority=priority), store)
+    worker = threading.Thread(target=run_batch, args=(engine, stage, "slow-run"))
+    worker.start()
+    held = []
+    with engine.connect() as conn:
+        while worker.is_alive():
+            held.append(
+                conn.execute(
+                    sa.text("SELECT count(*) FROM processing.processing_jobs WHERE status = 'running'")
+                ).scalar_one()
+            )
+            conn.rollback()
+            time.sleep(0.1)
+    worker.join()
+    assert max(held) == 1
+    with engine.connect() as conn:
+        statuses = sorted(conn.execute(sa.text("SELECT status FROM processing.processing_jobs")).scalars())
+    assert statuses == ["completed", "queued", "queued"]
