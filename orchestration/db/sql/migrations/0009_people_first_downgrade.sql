@@ -1,3 +1,5 @@
+-- The current views read the priority column; the next upgrade applies them again.
+DROP VIEW IF EXISTS processing.due_jobs, processing.dead_letter;
 DROP TABLE public.search_results;
 ALTER TABLE public.searches DROP COLUMN result_pages;
 ALTER TABLE content.entities DROP COLUMN documents_offered, DROP COLUMN earlier_names;
