@@ -11,7 +11,8 @@ from resources.register import RegisterResource
 @dg.op(description="Reads the announcement pages of the courts of watched companies, one per court and ended day.")
 def poll_register_announcements(context: dg.OpExecutionContext, database: DatabaseResource,
                                 register: RegisterResource) -> None:  # fmt: skip
-    with register.get_client() as client:
+    # Monitoring: no person waits for it, so it leaves the bucket's reserve to people.
+    with register.get_client(priority="background") as client:
         summary = poll_announcements(database.get_engine(), client)
     context.log.info(summary.describe())
     if summary.errors:

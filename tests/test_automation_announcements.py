@@ -10,7 +10,6 @@ import dagster as dg
 import httpx
 import pytest
 import sqlalchemy as sa
-from test_automation_support import make_rule
 
 from orchestration.automation.announcements import poll_announcements
 from orchestration.automation.rules import RuleConfigError
@@ -20,6 +19,7 @@ from resources.database import DatabaseResource
 from resources.register import RegisterResource
 from sensors.announcements import register_announcements_job
 from sensors.automation import automation_event_sensor
+from test_automation_support import make_rule
 
 
 @pytest.fixture(scope="module")
@@ -140,10 +140,25 @@ def test_the_daily_job_polls_the_watched_courts(engine, db_url, sample_register)
     database = DatabaseResource(url=db_url.render_as_string(hide_password=False))
     resources = {"database": database, "register": RegisterResource(database=database, url=sample_register.url)}
 
+    bucket_name = f"register {sample_register.url.rstrip('/')}"
+    with engine.begin() as conn:
+        # The shared bucket exists already, as it does once anything has been retrieved.
+        conn.execute(
+            sa.text("INSERT INTO processing.rate_limits (name, capacity, refill_per_s, tokens) VALUES (:n, 5, 1, 5)"),
+            {"n": bucket_name},
+        )
+        started = conn.execute(sa.text("SELECT clock_timestamp()")).scalar_one()
+
     result = register_announcements_job.execute_in_process(resources=resources)
 
     assert result.success
     with engine.connect() as conn:
         polls = conn.execute(sa.text("SELECT court_code, day FROM content.announcement_polls")).all()
+        bucket = conn.execute(
+            sa.text("SELECT background_taken_at FROM processing.rate_limits WHERE name = :name"),
+            {"name": bucket_name},
+        ).one()
+    # Monitoring is background work at the shared rate limit: its page took a background token.
+    assert bucket.background_taken_at > started
     # The first poll of a court reads the day before.
     assert [(p.court_code, p.day) for p in polls] == [(company.court.code, date.today() - timedelta(days=1))]
