@@ -14,6 +14,7 @@ from database_helpers import TEMPLATE_DB, clear_process_caches, fresh_database
 from orchestration.db import embedded
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import upgrade
+from orchestration.register.sample import start_sample_register_in_thread
 from orchestration.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -73,3 +74,14 @@ def engine(db_url):
     engine = create_app_engine(db_url)
     yield engine
     engine.dispose()
+
+
+@pytest.fixture
+def configured_sample_register(samples_dir, db_url, monkeypatch):
+    """A sample register in a thread that HREG_REGISTER and HREG_REGISTER_URL point at, for runs that
+    build their register client from the settings."""
+    with start_sample_register_in_thread(samples_dir=samples_dir) as server:
+        monkeypatch.setenv("HREG_REGISTER", "sample")
+        monkeypatch.setenv("HREG_REGISTER_URL", server.url)
+        clear_process_caches()
+        yield server

@@ -5,22 +5,9 @@ interactive too. Real PostgreSQL, the sample register over real HTTP."""
 from __future__ import annotations
 
 import dagster as dg
-import pytest
 import sqlalchemy as sa
 
-from database_helpers import clear_process_caches
 from orchestration.definitions import build_definitions
-from orchestration.register.sample import start_sample_register_in_thread
-
-
-@pytest.fixture
-def sample_register(samples_dir, db_url, monkeypatch):
-    with start_sample_register_in_thread(samples_dir=samples_dir) as server:
-        monkeypatch.setenv("HREG_REGISTER", "sample")
-        monkeypatch.setenv("HREG_REGISTER_URL", server.url)
-        clear_process_caches()
-        yield server
-
 
 INSERT_ENTITY = sa.text("""
     INSERT INTO content.entities (court_code, court_name, register_type, register_number, register_suffix, name)
@@ -29,8 +16,8 @@ INSERT_ENTITY = sa.text("""
 """)
 
 
-def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(engine, sample_register):
-    companies = [c for c in sample_register.corpus.companies if c.seed is not None and not c.deleted][:4]
+def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(engine, configured_sample_register):
+    companies = [c for c in configured_sample_register.corpus.companies if c.seed is not None and not c.deleted][:4]
     with engine.begin() as conn:
         ids = [
             str(conn.execute(INSERT_ENTITY, {

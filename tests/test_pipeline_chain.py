@@ -2,22 +2,10 @@
 search -> discovery -> parsing -> shareholder request -> download -> shareholders."""
 
 import dagster as dg
-import pytest
 import sqlalchemy as sa
 
-from database_helpers import clear_process_caches
 from orchestration.definitions import build_definitions
-from orchestration.register.sample import start_sample_register_in_thread
 from pipeline_helpers import history_rows, job_rows
-
-
-@pytest.fixture
-def sample_register(samples_dir, db_url, monkeypatch):
-    with start_sample_register_in_thread(samples_dir=samples_dir) as server:
-        monkeypatch.setenv("HREG_REGISTER", "sample")
-        monkeypatch.setenv("HREG_REGISTER_URL", server.url)
-        clear_process_caches()
-        yield server
 
 
 def run(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
@@ -26,8 +14,8 @@ def run(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance) -> dg
     return result
 
 
-def test_search_to_shareholders_run_by_run(engine, sample_register):
-    companies = sample_register.corpus.companies
+def test_search_to_shareholders_run_by_run(engine, configured_sample_register):
+    companies = configured_sample_register.corpus.companies
     names = [c.name for c in companies]
     corpus_company = next(
         c for c in companies

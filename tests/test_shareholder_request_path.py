@@ -9,13 +9,10 @@ from __future__ import annotations
 import uuid
 
 import dagster as dg
-import pytest
 import sqlalchemy as sa
 
-from database_helpers import clear_process_caches
 from orchestration import queue
 from orchestration.definitions import build_definitions
-from orchestration.register.sample import start_sample_register_in_thread
 from pipeline_helpers import history_rows, job_rows
 from queue_helpers import claim_one, insert_entity, insert_raw_document
 from resources.database import DatabaseResource
@@ -82,15 +79,6 @@ def test_a_request_without_a_user_stays_automatic_through_the_parse(engine):
     )
 
 
-@pytest.fixture
-def sample_register(samples_dir, db_url, monkeypatch):
-    with start_sample_register_in_thread(samples_dir=samples_dir) as server:
-        monkeypatch.setenv("HREG_REGISTER", "sample")
-        monkeypatch.setenv("HREG_REGISTER_URL", server.url)
-        clear_process_caches()
-        yield server
-
-
 def run_what_the_sensor_requests(
     defs: dg.Definitions, job_type: str, instance: dg.DagsterInstance
 ) -> list[dg.ExecuteInProcessResult]:
@@ -109,8 +97,8 @@ def run_what_the_sensor_requests(
     return results
 
 
-def test_a_request_with_a_user_runs_to_completed_through_sensors_and_runs(engine, sample_register):
-    companies = sample_register.corpus.companies
+def test_a_request_with_a_user_runs_to_completed_through_sensors_and_runs(engine, configured_sample_register):
+    companies = configured_sample_register.corpus.companies
     names = [c.name for c in companies]
     company = next(
         c
