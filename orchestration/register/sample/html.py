@@ -5,7 +5,7 @@ and partial responses. Generated ids (``j_idtNNN``) differ between sessions, as 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from html import escape
@@ -121,6 +121,20 @@ def _select(component: str, options: list[tuple[str, str]], selected: str = "", 
     )
 
 
+def _radio_cells(
+    name: str, options: Iterable[tuple[str, str]], *, checked: str | None, disabled: Collection[str] = ()
+) -> str:
+    """The cells of a PrimeFaces SelectOneRadio: one hidden-accessible input and label per option."""
+    off, off_label = ' disabled="disabled"', ' class="ui-state-disabled"'
+    return "".join(
+        f'<td><div class="ui-radiobutton ui-widget"><div class="ui-helper-hidden-accessible">'
+        f'<input id="{name}:{i}" name="{name}" type="radio" value="{value}"'
+        f'{" checked" if value == checked else ""}{off if value in disabled else ""}></div></div>'
+        f'<label for="{name}:{i}"{off_label if value in disabled else ""}>{label}</label></td>'
+        for i, (value, label) in enumerate(options)
+    )
+
+
 def messages(component_id: str, errors: Iterable[tuple[str, str]] = ()) -> str:
     """A PrimeFaces p:messages component showing ``errors`` (summary, detail)."""
     items = "".join(
@@ -141,13 +155,7 @@ def messages(component_id: str, errors: Iterable[tuple[str, str]] = ()) -> str:
 
 
 def search_page(ids: PageIds, cid: int, courts: list[Court], errors: Iterable[tuple[str, str]] = ()) -> str:
-    radios = "".join(
-        f'<td><div class="ui-radiobutton ui-widget"><div class="ui-helper-hidden-accessible">'
-        f'<input id="form:schlagwortOptionen:{i}" name="form:schlagwortOptionen" type="radio" value="{value}"'
-        f'{" checked" if i == 0 else ""}></div></div>'
-        f'<label for="form:schlagwortOptionen:{i}">{label}</label></td>'
-        for i, (value, label) in enumerate(KEYWORD_OPTIONS)
-    )
+    radios = _radio_cells("form:schlagwortOptionen", KEYWORD_OPTIONS, checked=KEYWORD_OPTIONS[0][0])
     register_types = [("", "- all -")] + [(t, t) for t in ("HRA", "HRB", "GnR", "PR", "VR")]
     court_options = [("", "- all -")] + [(c.code, c.name) for c in courts]
     body = (
@@ -320,16 +328,10 @@ def details_panel(ids: PageIds, node: TreeNode | None, zip_only: bool) -> str:
     chosen = node is not None and node.is_document
     enabled = {"false": chosen and not zip_only, "true": chosen}
     checked = next((value for value, _ in FORMAT_OPTIONS if enabled[value]), None)
-    off, off_label = ' disabled="disabled"', ' class="ui-state-disabled"'
-    radios = "".join(
-        f'<td><div class="ui-radiobutton ui-widget"><div class="ui-helper-hidden-accessible">'
-        f'<input id="{FORMAT_RADIO}:{i}" name="{FORMAT_RADIO}" type="radio" value="{value}"'
-        f'{" checked" if value == checked else ""}{"" if enabled[value] else off}></div></div>'
-        f'<label for="{FORMAT_RADIO}:{i}"{"" if enabled[value] else off_label}>{label}</label></td>'
-        for i, (value, label) in enumerate(FORMAT_OPTIONS)
-    )
+    disabled = {value for value, _ in FORMAT_OPTIONS if not enabled[value]}
+    radios = _radio_cells(FORMAT_RADIO, FORMAT_OPTIONS, checked=checked, disabled=disabled)
     button = f"dk_form:{ids.idt(61)}"
-    disabled = "" if chosen else ' disabled="disabled"'
+    button_disabled = "" if chosen else ' disabled="disabled"'
     return (
         f'<table id="{DETAILS_PANEL}" class="ui-panelgrid ui-widget" role="grid"><tbody>'
         '<tr class="ui-widget-content" role="row"><td role="gridcell" class="ui-panelgrid-cell">Document</td>'
@@ -339,7 +341,7 @@ def details_panel(ids: PageIds, node: TreeNode | None, zip_only: bool) -> str:
         f"<tbody><tr>{radios}</tr></tbody></table></td></tr>"
         '<tr class="ui-widget-content" role="row"><td role="gridcell" class="ui-panelgrid-cell" colspan="2">'
         f'<button id="{button}" name="{button}" class="ui-button ui-widget ui-state-default ui-corner-all ui-button-text-only'
-        f'{"" if chosen else " ui-state-disabled"}" type="submit"{disabled} '
+        f'{"" if chosen else " ui-state-disabled"}" type="submit"{button_disabled} '
         'onclick="PrimeFaces.monitorDownload(function(){ pfWait.start(); }, function(){ pfWait.stop(); });">'
         '<span class="ui-button-text ui-c">Download</span></button></td></tr></tbody></table>'
     )
