@@ -43,15 +43,8 @@ _DUE = """
         OFFSET 0)
 """
 
-CLAIM = sa.text(f"""
-    WITH due AS (
-        SELECT j.id
-          FROM processing.processing_jobs j
-         WHERE {_DUE}
-         ORDER BY j.next_attempt_at, j.id
-         LIMIT :limit
-           FOR UPDATE OF j SKIP LOCKED
-    )
+# What a claim does to the jobs it selected (the CTE ``picked``), and the columns it returns.
+_CLAIM_PICKED = """
     UPDATE processing.processing_jobs j
        SET status = 'running',
            worker_id = :worker_id,
@@ -59,10 +52,38 @@ CLAIM = sa.text(f"""
            completed_at = NULL,
            lease_until = now() + make_interval(secs => :lease_seconds),
            updated_at = now()
-     WHERE j.id = ANY (ARRAY(SELECT id FROM due))  -- by primary key, however large the table
+     WHERE j.id = ANY (ARRAY(SELECT id FROM picked))  -- by primary key, however large the table
     -- Ids as text: workers pass them on as strings, so no uuid object is built per id.
     RETURNING j.id::text, j.type, j.search_id::text, j.entity_id::text, j.raw_document_id::text, j.parser_version,
               j.data, j.retry_count, j.max_retries, j.trigger, j.previous_job_id::text, j.lease_until
+"""
+
+CLAIM = sa.text(f"""
+    WITH picked AS (
+        SELECT j.id
+          FROM processing.processing_jobs j
+         WHERE {_DUE}
+         ORDER BY j.next_attempt_at, j.id
+         LIMIT :limit
+           FOR UPDATE OF j SKIP LOCKED
+    )
+    {_CLAIM_PICKED}
+""")
+
+# The queued jobs of one type and version for the named entities, due or still in backoff: what
+# a backfill run queued for itself in the same transaction (so no sensor ever sees them queued),
+# and retries that a person's re-execution takes at once. The entity index finds them.
+CLAIM_FOR_ENTITIES = sa.text(f"""
+    WITH picked AS (
+        SELECT j.id
+          FROM processing.processing_jobs j
+         WHERE j.entity_id = ANY (CAST(:entity_ids AS uuid[]))
+           AND j.type = :job_type
+           AND j.status = 'queued'
+           AND j.parser_version IS NOT DISTINCT FROM :parser_version
+           FOR UPDATE OF j SKIP LOCKED
+    )
+    {_CLAIM_PICKED}
 """)
 
 COUNT_DUE = sa.text(f"SELECT count(*) FROM processing.processing_jobs j WHERE {_DUE}")
@@ -205,6 +226,28 @@ def claim(conn: sa.Connection, job_type: str, limit: int, worker_id: str, lease_
     rows = conn.execute(
         CLAIM,
         {"job_type": job_type, "limit": limit, "worker_id": worker_id, "lease_seconds": lease_seconds},
+    )
+    return [ClaimedJob._make(row) for row in rows]
+
+
+def claim_for_entities(
+    conn: sa.Connection,
+    job_type: str,
+    entity_ids: Sequence[str],
+    parser_version: str | None,
+    worker_id: str,
+    lease_seconds: int,
+) -> list[ClaimedJob]:
+    """Claim the queued ``job_type`` jobs of ``parser_version`` for ``entity_ids``, whether due or not."""
+    rows = conn.execute(
+        CLAIM_FOR_ENTITIES,
+        {
+            "entity_ids": list(entity_ids),
+            "job_type": job_type,
+            "parser_version": parser_version,
+            "worker_id": worker_id,
+            "lease_seconds": lease_seconds,
+        },
     )
     return [ClaimedJob._make(row) for row in rows]
 

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 
-# The entities a scope names that have a stored SI document to re-parse.
+from orchestration import queue
+from orchestration.worker import BatchReport, Stage, work_claimed
+
+# The entities a scope names that have a stored SI document to re-parse. A court is the register
+# court without a department letter (orchestration.courts).
 _IN_SCOPE = """
     e.current_si_document_id IS NOT NULL
-    AND (CAST(:entity_id AS uuid) IS NULL OR e.id = CAST(:entity_id AS uuid))
+    AND (CAST(:entity_ids AS uuid[]) IS NULL OR e.id = ANY(CAST(:entity_ids AS uuid[])))
+    AND (CAST(:courts AS text[]) IS NULL OR left(e.court_code, 5) = ANY(CAST(:courts AS text[])))
     AND (CAST(:search_id AS uuid) IS NULL OR e.discovered_by_search_id = CAST(:search_id AS uuid))
     AND (CAST(:since AS timestamptz) IS NULL OR e.updated_at >= CAST(:since AS timestamptz))
 """
@@ -60,14 +65,20 @@ COUNT_ACTIVE = sa.text(f"""
 class ReparseScope:
     """Which entities to re-parse; no field set means all of them."""
 
-    entity_id: str | None = None
+    entity_ids: tuple[str, ...] | None = None
     search_id: str | None = None
     since: datetime | None = None
+    courts: tuple[str, ...] | None = None
     stale_only: bool = False
 
     def parameters(self) -> dict[str, Any]:
         """The bind parameters of the entities this scope names (stale or not)."""
-        return {"entity_id": self.entity_id, "search_id": self.search_id, "since": self.since}
+        return {
+            "entity_ids": list(self.entity_ids) if self.entity_ids is not None else None,
+            "search_id": self.search_id,
+            "since": self.since,
+            "courts": list(self.courts) if self.courts is not None else None,
+        }
 
 
 def enqueue_reparse(
@@ -100,3 +111,70 @@ def enqueue_reparse(
 def count_active_reparses(conn: sa.Connection, scope: ReparseScope, *, parser_version: str) -> int:
     """Entities in ``scope`` (stale or not) whose document has a queued or running job of ``parser_version``."""
     return conn.execute(COUNT_ACTIVE, {**scope.parameters(), "parser_version": parser_version}).scalar_one()
+
+
+# The entities in scope whose current document no job of this parser version has completed: what
+# a backfill of their courts has left to do. A document that failed, or that no job took, is in
+# it; one this version has parsed is not, so re-running a finished court finds nothing to do.
+UNFINISHED = sa.text(f"""
+    SELECT e.id::text
+      FROM content.entities e
+     WHERE {_IN_SCOPE}
+       AND NOT EXISTS (
+            SELECT 1 FROM processing.processing_jobs done
+             WHERE done.entity_id = e.id AND done.type = 'xml_parsing'
+               AND done.raw_document_id = e.current_si_document_id
+               AND done.parser_version = :parser_version
+               AND done.status = 'completed')
+     ORDER BY e.id
+""")
+
+
+@dataclass
+class CourtReparse:
+    """What re-parsing one court did in this worker."""
+
+    court: str
+    report: BatchReport
+    # Documents whose re-parse another worker held (queued or running there), left to it.
+    held_elsewhere: int = 0
+
+
+class ReparseCourt(Protocol):
+    """Redo one court's work of a stage with the current code (what a backfill run does per court)."""
+
+    def __call__(
+        self, engine: sa.Engine, stage: Stage, worker_id: str, court: str, *,
+        parser_version: str, batch_size: int, lease_seconds: int,
+    ) -> CourtReparse: ...
+
+
+def reparse_court(
+    engine: sa.Engine,
+    stage: Stage,
+    worker_id: str,
+    court: str,
+    *,
+    parser_version: str,
+    batch_size: int,
+    lease_seconds: int,
+) -> CourtReparse:
+    """Re-parse the stored documents of one register court that this parser version has not parsed.
+
+    Each batch is queued as parser_change jobs (linked to the jobs they redo) and claimed by this
+    worker in the same transaction, so no sensor run ever sees them queued; then they are worked
+    like any claimed batch: revisions only for changed records, every attempt in the step history.
+    """
+    with engine.connect() as conn:
+        todo = conn.execute(
+            UNFINISHED, {**ReparseScope(courts=(court,)).parameters(), "parser_version": parser_version}
+        ).scalars().all()
+    result = CourtReparse(court, BatchReport(job_type=stage.job_type, worker_id=worker_id))
+    for start in range(0, len(todo), batch_size):
+        entity_ids = todo[start : start + batch_size]
+        with engine.begin() as conn:
+            enqueue_reparse(conn, ReparseScope(entity_ids=tuple(entity_ids)), parser_version=parser_version)
+            jobs = queue.claim_for_entities(conn, stage.job_type, entity_ids, parser_version, worker_id, lease_seconds)
+        result.held_elsewhere += len(entity_ids) - len(jobs)
+        result.report.absorb(work_claimed(engine, stage, worker_id, jobs, lease_seconds))
+    return result
