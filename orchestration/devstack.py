@@ -90,16 +90,23 @@ def start_sample_register(stack: Stack, log_dir: Path | None = None) -> str:
     return base_url
 
 
-def start_dagster(stack: Stack, *, webserver: bool = True, daemon: bool = True, log_dir: Path | None = None) -> None:
+def start_dagster(
+    stack: Stack,
+    *,
+    webserver: bool = True,
+    daemon: bool = True,
+    log_dir: Path | None = None,
+    workspace: Path = WORKSPACE,
+) -> None:
     if daemon:
-        _spawn(stack, "dagster-daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(WORKSPACE)], log_dir)
+        _spawn(stack, "dagster-daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)], log_dir)
     if webserver:
         _spawn(
             stack,
             "dagster-webserver",
             [
                 str(BIN / "dagster-webserver"),
-                "-w", str(WORKSPACE),
+                "-w", str(workspace),
                 "-h", "127.0.0.1",
                 "-p", str(stack.settings.webserver_port),
             ],

@@ -13,6 +13,7 @@ finished court again writes nothing. The Backfills page shows the backfill with 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 import shutil
 import time
 
@@ -333,6 +334,9 @@ def test_the_backfills_page_shows_the_backfill_with_its_court_partitions(stack, 
         page.screenshot(path=str(tmp_path / "backfills.png"))
 
         page.goto(f"{stack.webserver_url}/runs/b/{backfill_id}?tab=partitions", wait_until="networkidle")
+        page.wait_for_timeout(8000)
+        Path("/tmp/cb_page.txt").write_text(page.inner_text("body"))
+        page.screenshot(path="/tmp/cb_page.png")
         page.get_by_text("company_records", exact=True).first.wait_for(timeout=60_000)
         page.get_by_text("173", exact=True).first.wait_for(timeout=60_000)
         page.screenshot(path=str(tmp_path / "backfill-partitions.png"))
