@@ -1,11 +1,16 @@
 """Shareholder lists: the documents from the DK tree, the shareholders read from them, and the
 ownership graph as a pandas DataFrame."""
 
+import functools
+
 import dagster as dg
 import sqlalchemy as sa
 
-from assets.batch import BatchCheck, batch_metadata, retry_policy_for, run_checks, work_batch
+from assets.batch import BatchCheck, batch_metadata, retry_policy_for, work_batch
+from assets.partitions import court_backfill_policy, register_court_partitions_def, reparse_courts, work_queue_by_court
 from orchestration.queue import JobType
+from orchestration.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
+from orchestration.shareholders.parse import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.shareholders.store import load_shareholders
 from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import ShareholderParsingStage
@@ -17,6 +22,8 @@ from resources.shareholders import ShareholderExtractorResource
 SHAREHOLDER_LIST_DOCUMENTS = dg.AssetKey("shareholder_list_documents")
 SHAREHOLDERS = dg.AssetKey("shareholders")
 OWNERSHIP_GRAPH = dg.AssetKey("ownership_graph")
+
+reread_lists = functools.partial(reparse_court, redo=SHAREHOLDER_LIST_REREAD)
 
 
 def _failed_validation(check_name: str) -> sa.TextClause:
@@ -68,6 +75,10 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
     @dg.asset(
         key=SHAREHOLDERS,
         deps=[SHAREHOLDER_LIST_DOCUMENTS],
+        code_version=SHAREHOLDER_READER_VERSION,
+        partitions_def=register_court_partitions_def,
+        backfill_policy=court_backfill_policy,
+        output_required=False,  # materialized per court partition by the asset itself
         retry_policy=retry_policy_for(job_type),
         group_name="shareholders",
         kinds={"postgres"},
@@ -83,9 +94,13 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
     ):
         engine = database.get_engine()
         stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
-        report = work_batch(context, engine, stage)
-        yield dg.MaterializeResult(asset_key=SHAREHOLDERS, metadata=batch_metadata(report))
-        yield from run_checks(engine, SHAREHOLDER_CHECKS, report, SHAREHOLDERS)
+        # A run for courts re-reads their stored lists; a run without a partition works the queue.
+        if context.has_partition_key or context.has_partition_key_range:
+            yield from reparse_courts(context, engine, stage, SHAREHOLDERS, SHAREHOLDER_READER_VERSION,
+                                      SHAREHOLDER_CHECKS, written="new_list", reparse=reread_lists)
+        else:
+            yield from work_queue_by_court(context, engine, stage, SHAREHOLDERS, SHAREHOLDER_READER_VERSION,
+                                           SHAREHOLDER_CHECKS, written="new_list")
 
     return shareholders
 

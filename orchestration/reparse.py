@@ -130,13 +130,63 @@ UNFINISHED = sa.text(f"""
 """)
 
 
+# Shareholder lists: the entities of the courts whose newest stored list no shareholder_parsing
+# job of this reader version has completed, and the re-reads that queue it again.
+_NEWEST_LIST = """
+    SELECT d.id FROM content.raw_documents d
+     WHERE d.entity_id = e.id AND d.kind = 'shareholder_list'
+     ORDER BY d.retrieved_at DESC LIMIT 1
+"""
+UNFINISHED_LISTS = sa.text(f"""
+    SELECT e.id::text
+      FROM content.entities e
+      CROSS JOIN LATERAL ({_NEWEST_LIST}) list
+     WHERE left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
+       AND NOT EXISTS (
+            SELECT 1 FROM processing.processing_jobs done
+             WHERE done.entity_id = e.id AND done.type = 'shareholder_parsing'
+               AND done.raw_document_id = list.id
+               AND done.parser_version = :parser_version
+               AND done.status = 'completed')
+     ORDER BY e.id
+""")
+ENQUEUE_LIST_REREADS = sa.text(f"""
+    INSERT INTO processing.processing_jobs
+        (type, status, entity_id, raw_document_id, parser_version, trigger, previous_job_id)
+    SELECT 'shareholder_parsing', 'queued', e.id, list.id, :parser_version, 'parser_change', previous.id
+      FROM content.entities e
+      CROSS JOIN LATERAL ({_NEWEST_LIST}) list
+      LEFT JOIN LATERAL (
+            SELECT j.id FROM processing.processing_jobs j
+             WHERE j.entity_id = e.id AND j.type = 'shareholder_parsing'
+             ORDER BY j.created_at DESC LIMIT 1) previous ON true
+     WHERE e.id = ANY(CAST(:entity_ids AS uuid[]))
+    ON CONFLICT (work_key) WHERE status IN ('queued', 'running') DO NOTHING
+""")
+
+
+@dataclass(frozen=True)
+class StoredDocumentRedo:
+    """How a job type redoes the documents it has already stored, for a backfill of courts."""
+
+    job_type: str
+    # Entity ids (text) of :courts whose document :parser_version has not completed, in id order.
+    unfinished: sa.TextClause
+    # Queues parser_change jobs of :parser_version for :entity_ids, each linked to the job it redoes.
+    enqueue: sa.TextClause
+
+
+SI_REPARSE = StoredDocumentRedo("xml_parsing", UNFINISHED, ENQUEUE_REPARSE)
+SHAREHOLDER_LIST_REREAD = StoredDocumentRedo("shareholder_parsing", UNFINISHED_LISTS, ENQUEUE_LIST_REREADS)
+
+
 @dataclass
 class CourtReparse:
-    """What re-parsing one court did in this worker."""
+    """What redoing one court did in this worker."""
 
     court: str
     report: BatchReport
-    # Documents whose re-parse another worker held (queued or running there), left to it.
+    # Documents whose job another worker held (queued or running there), left to it.
     held_elsewhere: int = 0
 
 
@@ -158,23 +208,28 @@ def reparse_court(
     parser_version: str,
     batch_size: int,
     lease_seconds: int,
+    redo: StoredDocumentRedo = SI_REPARSE,
 ) -> CourtReparse:
-    """Re-parse the stored documents of one register court that this parser version has not parsed.
+    """Redo the stored documents of one register court that this parser version has not done.
 
     Each batch is queued as parser_change jobs (linked to the jobs they redo) and claimed by this
     worker in the same transaction, so no sensor run ever sees them queued; then they are worked
-    like any claimed batch: revisions only for changed records, every attempt in the step history.
+    like any claimed batch: new revisions only for changed content, every attempt in the step
+    history.
     """
     with engine.connect() as conn:
-        todo = conn.execute(
-            UNFINISHED, {**ReparseScope(courts=(court,)).parameters(), "parser_version": parser_version}
-        ).scalars().all()
+        todo = conn.execute(redo.unfinished, {
+            **ReparseScope(courts=(court,)).parameters(), "parser_version": parser_version,
+        }).scalars().all()
     result = CourtReparse(court, BatchReport(job_type=stage.job_type, worker_id=worker_id))
     for start in range(0, len(todo), batch_size):
         entity_ids = todo[start : start + batch_size]
         with engine.begin() as conn:
-            enqueue_reparse(conn, ReparseScope(entity_ids=tuple(entity_ids)), parser_version=parser_version)
-            jobs = queue.claim_for_entities(conn, stage.job_type, entity_ids, parser_version, worker_id, lease_seconds)
+            conn.execute(redo.enqueue, {
+                **ReparseScope(entity_ids=tuple(entity_ids)).parameters(), "stale_only": False,
+                "parser_version": parser_version, "trigger": "parser_change", "requested_by": None, "reason": None,
+            })
+            jobs = queue.claim_for_entities(conn, redo.job_type, entity_ids, parser_version, worker_id, lease_seconds)
         result.held_elsewhere += len(entity_ids) - len(jobs)
         result.report.absorb(work_claimed(engine, stage, worker_id, jobs, lease_seconds))
     return result

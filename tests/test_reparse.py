@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from decimal import Decimal
 
 import dagster as dg
 import pytest
@@ -22,6 +23,8 @@ from orchestration.documents import DocumentStore
 from orchestration.reparse import ReparseScope, enqueue_reparse
 from orchestration.revisions import record_as_of
 from orchestration.settings import get_settings
+from orchestration.shareholders.parse import PARSER_VERSION as SHAREHOLDER_READER_VERSION
+from orchestration.shareholders.samples import generate_list
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION, parse_si
@@ -337,3 +340,49 @@ def test_claims_after_a_bulk_reparse_look_up_each_candidates_entity(engine):
             "job_type": "xml_parsing", "limit": 5000, "worker_id": "w", "lease_seconds": 60}).scalars())
     assert "processing_jobs_active_work_key" not in plan, plan
     assert "processing_jobs_entity_idx" in plan, plan
+
+
+def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engine, store):
+    """Shareholder lists are partitioned by court too: a run for a court re-reads its stored
+    lists with the current reader, writes no new list revision when nothing changed, and finds
+    nothing to do the second time."""
+    listed = generate_list(5, company_name="Muster GmbH", capital=Decimal("25000"), layout="per_share",
+                           form="text_pdf")
+    with engine.begin() as conn:
+        entity_id = str(conn.execute(sa.text("""
+            INSERT INTO content.entities (court_code, register_type, register_number, name, processing_status)
+            VALUES ('D2601', 'HRB', '4711', 'Muster GmbH', 'parsed') RETURNING id""")).scalar_one())
+        document_id = store.store(conn, listed.content, kind="shareholder_list", media_type=listed.media_type,
+                                  entity_id=entity_id)
+        conn.execute(sa.text("""
+            INSERT INTO processing.processing_jobs (type, entity_id, raw_document_id, trigger)
+            VALUES ('shareholder_parsing', :e, :d, 'automatic')"""), {"e": entity_id, "d": document_id})
+    defs = build_definitions()
+
+    def run(**options) -> dg.ExecuteInProcessResult:
+        with dg.instance_for_test() as instance:
+            result = defs.resolve_job_def("shareholder_parsing_job").execute_in_process(instance=instance, **options)
+        assert result.success
+        return result
+
+    first = run()  # the sensor's run: the upload's job, reported for Munich's partition
+    (materialization,) = first.asset_materializations_for_node("shareholders")
+    assert (materialization.partition, materialization.metadata["revisions_written"].value) == ("D2601", 1)
+
+    reread = run(partition_key="D2601")
+    (materialization,) = reread.asset_materializations_for_node("shareholders")
+    metadata = {key: value.value for key, value in materialization.metadata.items()}
+    assert (metadata["records"], metadata["revisions_written"], metadata["parser_version"]) == (
+        1, 0, SHAREHOLDER_READER_VERSION)
+    with engine.connect() as conn:
+        jobs = conn.execute(sa.text("""
+            SELECT trigger, parser_version, status, previous_job_id, raw_document_id::text
+              FROM processing.processing_jobs WHERE type = 'shareholder_parsing' ORDER BY created_at""")).all()
+        lists = conn.execute(sa.text("SELECT count(*) FROM content.shareholder_lists")).scalar_one()
+    assert [(j.trigger, j.parser_version, j.status) for j in jobs] == [
+        ("automatic", None, "completed"), ("parser_change", SHAREHOLDER_READER_VERSION, "completed")]
+    assert jobs[1].raw_document_id == document_id and jobs[1].previous_job_id is not None
+    assert lists == 1
+    again = run(partition_key="D2601")
+    (materialization,) = again.asset_materializations_for_node("shareholders")
+    assert materialization.metadata["records"].value == 0
