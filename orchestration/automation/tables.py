@@ -1,4 +1,4 @@
-"""The automation schema as SQLAlchemy Core tables (the DDL lives in db/sql/0002_automation.sql)."""
+"""The automation schema as SQLAlchemy Core tables (the DDL is in db/sql/schema.sql)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ trigger_rule = sa.Table(
     metadata,
     sa.Column("id", sa.Integer, sa.Identity(always=True), primary_key=True),
     sa.Column("name", sa.String(255), nullable=False),
-    sa.Column("source_type", sa.String(30), nullable=False),
+    sa.Column("source_type", sa.String(40), nullable=False),
     sa.Column("source_config", JSONB, nullable=False),
     sa.Column("action_type", sa.String(30), nullable=False),
     sa.Column("action_config", JSONB, nullable=False),
@@ -45,7 +45,7 @@ trigger_log = sa.Table(
     sa.Column("trigger_rule_id", sa.Integer, nullable=False),
     sa.Column("event_key", sa.Text, nullable=False),
     sa.Column("subject_id", UUID(as_uuid=True), nullable=False),
-    sa.Column("trigger_on", sa.String(20), nullable=False),
+    sa.Column("trigger_on", sa.String(40), nullable=False),
     sa.Column("event", JSONB, nullable=False),
     sa.Column("action_type", sa.String(30), nullable=False),
     sa.Column("action_config", JSONB),
