@@ -120,6 +120,15 @@ def count_active_reparses(conn: sa.Connection, scope: ReparseScope, *, parser_ve
     return conn.execute(COUNT_ACTIVE, {**scope.parameters(), "parser_version": parser_version}).scalar_one()
 
 
+def _completed_by_version(job_type: str, document: str) -> str:
+    """SQL: a job of ``job_type`` and :parser_version completed ``document`` of entity ``e`` (the
+    job may have moved to the archive, which keeps completed jobs only)."""
+    match = f"""done.entity_id = e.id AND done.type = '{job_type}' AND done.raw_document_id = {document}
+                AND done.parser_version = :parser_version"""
+    return f"""(EXISTS (SELECT 1 FROM processing.processing_jobs done WHERE {match} AND done.status = 'completed')
+             OR EXISTS (SELECT 1 FROM processing.job_archive done WHERE {match}))"""
+
+
 # The entities in scope whose current document no job of this parser version has completed: what
 # a backfill of their courts has left to do. A document that failed, or that no job took, is in
 # it; one this version has parsed is not, so re-running a finished court finds nothing to do.
@@ -127,12 +136,7 @@ UNFINISHED = sa.text(f"""
     SELECT e.id::text
       FROM content.entities e
      WHERE {_IN_SCOPE}
-       AND NOT EXISTS (
-            SELECT 1 FROM processing.processing_jobs done
-             WHERE done.entity_id = e.id AND done.type = 'xml_parsing'
-               AND done.raw_document_id = e.current_si_document_id
-               AND done.parser_version = :parser_version
-               AND done.status = 'completed')
+       AND NOT {_completed_by_version("xml_parsing", "e.current_si_document_id")}
      ORDER BY e.id
 """)
 
@@ -149,12 +153,7 @@ UNFINISHED_LISTS = sa.text(f"""
       FROM content.entities e
       CROSS JOIN LATERAL ({_NEWEST_LIST}) list
      WHERE left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
-       AND NOT EXISTS (
-            SELECT 1 FROM processing.processing_jobs done
-             WHERE done.entity_id = e.id AND done.type = 'shareholder_parsing'
-               AND done.raw_document_id = list.id
-               AND done.parser_version = :parser_version
-               AND done.status = 'completed')
+       AND NOT {_completed_by_version("shareholder_parsing", "list.id")}
      ORDER BY e.id
 """)
 ENQUEUE_LIST_REREADS = sa.text(f"""
