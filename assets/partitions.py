@@ -21,9 +21,10 @@ from orchestration.worker import BatchAborted, BatchReport, Stage
 
 register_court_partitions_def = dg.StaticPartitionsDefinition(list(register_courts()))
 
-# One backfill run re-parses up to this many courts, so a backfill over all of them takes 22 runs:
-# few enough that a run's start-up cost (seconds) vanishes, enough to keep the run workers busy.
-COURTS_PER_BACKFILL_RUN = 8
+# One backfill run re-parses up to this many courts, so a backfill over all of them takes 11 runs:
+# few enough that the start-up of a run (seconds of CPU) stays small against its work, enough to
+# keep the run workers busy.
+COURTS_PER_BACKFILL_RUN = 16
 court_backfill_policy = dg.BackfillPolicy.multi_run(max_partitions_per_run=COURTS_PER_BACKFILL_RUN)
 
 

@@ -8,7 +8,7 @@ the per-document cost of the backfill.
 
 Measured, each a Dagster backfill of company_records over all 173 court partitions, launched
 through the webserver's GraphQL API as the UI's "Launch backfill" button does, worked by the
-runs the daemon launches (the backfill policy puts up to 8 courts in a run, the run queue runs
+runs the daemon launches (the backfill policy puts up to 16 courts in a run, the run queue runs
 RUN_WORKERS at once), and timed from the launch until the backfill has completed:
 
 (a) a version bump whose output is unchanged: every document is re-parsed, nothing written;
