@@ -144,9 +144,21 @@ class Bench:
         self.data_dir = data_dir
         self.engine = create_app_engine(url)
         self.workspace = data_dir / "workspace.yaml"
-        self.workspace.write_text(yaml.safe_dump({"load_from": [{"python_module": {
-            "module_name": LOCATION_MODULE, "location_name": "handelsregister",
-            "working_directory": str(devstack.PROJECT_ROOT)}}]}))
+        self.workspace.write_text(
+            yaml.safe_dump(
+                {
+                    "load_from": [
+                        {
+                            "python_module": {
+                                "module_name": LOCATION_MODULE,
+                                "location_name": "handelsregister",
+                                "working_directory": str(devstack.PROJECT_ROOT),
+                            }
+                        }
+                    ]
+                }
+            )
+        )
 
     def revisions(self) -> int:
         with self.engine.connect() as conn:
@@ -155,15 +167,19 @@ class Bench:
     def set_up(self) -> None:
         started = time.perf_counter()
         with self.engine.begin() as conn:  # the documents are parsed by an older parser version
-            conn.execute(sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
-                         {"v": OLD_VERSION})
+            conn.execute(
+                sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
+                {"v": OLD_VERSION},
+            )
         store = DocumentStore(get_settings().documents_dir)
         loaded = load_entities(self.engine, store, iter_cloned_documents(ENTITIES, max_bytes=INLINE_LIMIT_BYTES))
         log(f"loaded {len(loaded)} entities with SI documents in {time.perf_counter() - started:.0f}s")
         started = time.perf_counter()
         with ProcessPoolExecutor(SET_UP_WORKERS, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(set_up_run, self.url_text, str(get_settings().documents_dir), f"set-up-{k}")
-                       for k in range(SET_UP_WORKERS)]
+            futures = [
+                pool.submit(set_up_run, self.url_text, str(get_settings().documents_dir), f"set-up-{k}")
+                for k in range(SET_UP_WORKERS)
+            ]
             completed = sum(future.result() for future in futures)
         if completed != ENTITIES:
             raise RuntimeError(f"the first parse completed {completed} of {ENTITIES} jobs")
@@ -171,18 +187,23 @@ class Bench:
         with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.execute(sa.text("VACUUM ANALYZE"))
         with self.engine.connect() as conn:
-            by_court = conn.execute(sa.text(
-                "SELECT left(court_code, 5), count(*) FROM content.entities GROUP BY 1 ORDER BY 2 DESC")).all()
-        log(f"parsed them once in {time.perf_counter() - started:.0f}s; entities per court: "
-            + ", ".join(f"{court} {n}" for court, n in by_court))
+            by_court = conn.execute(
+                sa.text("SELECT left(court_code, 5), count(*) FROM content.entities GROUP BY 1 ORDER BY 2 DESC")
+            ).all()
+        log(
+            f"parsed them once in {time.perf_counter() - started:.0f}s; entities per court: "
+            + ", ".join(f"{court} {n}" for court, n in by_court)
+        )
 
     def parser_only_per_s(self) -> float:
         """The plain parser loop: parse_si over every stored document, timing only the parse calls."""
         documents, seconds = 0, 0.0
         with self.engine.connect() as conn:
-            rows = conn.execution_options(yield_per=500).execute(sa.text("""
+            rows = conn.execution_options(yield_per=500).execute(
+                sa.text("""
                 SELECT d.content FROM content.entities e JOIN content.raw_documents d ON d.id = e.current_si_document_id
-            """))
+            """)
+            )
             for row in rows:
                 content = bytes(row.content)
                 started = time.perf_counter()
@@ -204,8 +225,9 @@ class Bench:
             url = stack.webserver_url
             wait_for_location(url)
             started = time.perf_counter()
-            backfill_id = launch_backfill(url, ["company_records"], list(register_courts()),
-                                          title=f"bench: re-parse with parser {parser_version}")
+            backfill_id = launch_backfill(
+                url, ["company_records"], list(register_courts()), title=f"bench: re-parse with parser {parser_version}"
+            )
             while not (status := backfill_status(url, backfill_id)).finished:
                 time.sleep(0.5)
             seconds = time.perf_counter() - started
@@ -213,20 +235,33 @@ class Bench:
             devstack.stop(stack)
         written = self.revisions() - revisions_before
         with self.engine.connect() as conn:
-            done = conn.execute(sa.text("""
+            done = conn.execute(
+                sa.text("""
                 SELECT count(*) FILTER (WHERE status = 'completed'), count(*) FILTER (WHERE status <> 'completed')
                   FROM processing.processing_jobs WHERE type = 'xml_parsing' AND parser_version = :v
-                   AND trigger = 'parser_change'"""), {"v": parser_version}).one()
+                   AND trigger = 'parser_change'"""),
+                {"v": parser_version},
+            ).one()
             due = queue.count_due(conn, "xml_parsing")
-        log(f"parser {parser_version}: backfill {backfill_id} {status.status} in {seconds:.1f}s "
+        log(
+            f"parser {parser_version}: backfill {backfill_id} {status.status} in {seconds:.1f}s "
             f"(Dagster: {status.ended_at - status.started_at:.1f}s from launch to completion), {status.runs} runs, "
             f"{status.partitions} partitions; {done[0]} re-parses completed, {done[1]} not; {written} revisions "
-            f"written; {due} xml_parsing jobs left due")
+            f"written; {due} xml_parsing jobs left due"
+        )
         if (done[0], done[1], status.status) != (ENTITIES, 0, "COMPLETED_SUCCESS"):
-            raise RuntimeError(f"expected {ENTITIES} completed re-parses and a successful backfill, "
-                               f"got {done[0]} completed, {done[1]} not, backfill {status.status}")
-        return {"seconds": seconds, "written": written, "runs": status.runs, "id": backfill_id,
-                "partitions": status.partitions, "status": status.status}
+            raise RuntimeError(
+                f"expected {ENTITIES} completed re-parses and a successful backfill, "
+                f"got {done[0]} completed, {done[1]} not, backfill {status.status}"
+            )
+        return {
+            "seconds": seconds,
+            "written": written,
+            "runs": status.runs,
+            "id": backfill_id,
+            "partitions": status.partitions,
+            "status": status.status,
+        }
 
 
 def wait_for_location(webserver_url: str) -> None:
@@ -244,12 +279,14 @@ def wait_for_location(webserver_url: str) -> None:
 def main() -> None:
     url = bench_database("hreg_bench_backfill")
     data_dir = Path(tempfile.mkdtemp(prefix="hreg-bench-backfill-"))
-    os.environ.update({
-        "HREG_DATABASE_URL": url.render_as_string(hide_password=False),
-        "HREG_DATA_DIR": str(data_dir),
-        "HREG_WEBSERVER_PORT": str(free_port()),
-        "HREG_MAX_CONCURRENT_RUNS": str(RUN_WORKERS),
-    })
+    os.environ.update(
+        {
+            "HREG_DATABASE_URL": url.render_as_string(hide_password=False),
+            "HREG_DATA_DIR": str(data_dir),
+            "HREG_WEBSERVER_PORT": str(free_port()),
+            "HREG_MAX_CONCURRENT_RUNS": str(RUN_WORKERS),
+        }
+    )
     get_settings.cache_clear()
     settings = Settings()
     bench = Bench(url, data_dir)
@@ -263,26 +300,33 @@ def main() -> None:
     wall_s = noop["seconds"] + changed["seconds"]
     entities_per_s = 2 * ENTITIES / wall_s
     tree_peak_mb, tree_peak_process = memory.peak_mb()
-    log(f"the backfills with {RUN_WORKERS} run workers at once: {entities_per_s:.0f}/s, "
+    log(
+        f"the backfills with {RUN_WORKERS} run workers at once: {entities_per_s:.0f}/s, "
         f"{entities_per_s / (RUN_WORKERS * parser_only_per_s):.3f} of the parser per run worker; "
-        f"largest process {tree_peak_mb} MB ({tree_peak_process})")
+        f"largest process {tree_peak_mb} MB ({tree_peak_process})"
+    )
     bench.engine.dispose()
-    print(json.dumps({
-        "entities": ENTITIES,
-        "wall_s": round(wall_s, 1),
-        "runs_launched": noop["runs"] + changed["runs"],
-        "entities_per_s": round(entities_per_s, 1),
-        "parser_only_per_s": round(parser_only_per_s, 1),
-        "ratio": round(entities_per_s / parser_only_per_s, 3),
-        "revisions_written_noop": noop["written"],
-        "revisions_written_changed": changed["written"],
-        "expected_changed": len(range(0, ENTITIES, CHANGED_EVERY)),
-        "peak_rss_mb": max(tree_peak_mb, peak_rss_mb()),
-        "run_workers": RUN_WORKERS,
-        "dagster_backfill_id": changed["id"],
-        "partitions": changed["partitions"],
-        "backfill_status": changed["status"],
-    }), flush=True)
+    print(
+        json.dumps(
+            {
+                "entities": ENTITIES,
+                "wall_s": round(wall_s, 1),
+                "runs_launched": noop["runs"] + changed["runs"],
+                "entities_per_s": round(entities_per_s, 1),
+                "parser_only_per_s": round(parser_only_per_s, 1),
+                "ratio": round(entities_per_s / parser_only_per_s, 3),
+                "revisions_written_noop": noop["written"],
+                "revisions_written_changed": changed["written"],
+                "expected_changed": len(range(0, ENTITIES, CHANGED_EVERY)),
+                "peak_rss_mb": max(tree_peak_mb, peak_rss_mb()),
+                "run_workers": RUN_WORKERS,
+                "dagster_backfill_id": changed["id"],
+                "partitions": changed["partitions"],
+                "backfill_status": changed["status"],
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -55,10 +55,14 @@ def _graphql(webserver_url: str, query: str, variables: Mapping) -> dict:
     try:
         response = httpx.post(f"{webserver_url}/graphql", json={"query": query, "variables": variables}, timeout=60)
     except httpx.TransportError as error:
-        raise BackfillError(f"the Dagster webserver at {webserver_url} is not reachable ({error}); start it "
-                            "with `hreg dev` or pass its address") from error
+        raise BackfillError(
+            f"the Dagster webserver at {webserver_url} is not reachable ({error}); start it "
+            "with `hreg dev` or pass its address"
+        ) from error
     if response.status_code != 200 or "errors" in response.json():
-        raise BackfillError(f"the Dagster webserver at {webserver_url} answered {response.status_code}: {response.text}")
+        raise BackfillError(
+            f"the Dagster webserver at {webserver_url} answered {response.status_code}: {response.text}"
+        )
     return response.json()["data"]
 
 
@@ -93,6 +97,9 @@ def backfill_status(webserver_url: str, backfill_id: str) -> BackfillStatus:
     if backfill["__typename"] != "PartitionBackfill":
         raise BackfillError(f"backfill {backfill_id}: {backfill.get('message', backfill['__typename'])}")
     return BackfillStatus(
-        backfill["status"], backfill["numPartitions"], len(backfill["runs"]), backfill["timestamp"],
+        backfill["status"],
+        backfill["numPartitions"],
+        len(backfill["runs"]),
+        backfill["timestamp"],
         backfill["endTimestamp"],
     )

@@ -12,11 +12,10 @@ from decimal import Decimal
 import dagster as dg
 import pytest
 import sqlalchemy as sa
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
 import assets.company_records
 import orchestration.stages.parsing
-from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
-
 from orchestration import queue
 from orchestration.definitions import build_definitions
 from orchestration.documents import DocumentStore

@@ -125,7 +125,9 @@ def wait_for_code_location(stack: devstack.Stack) -> None:
     def loaded():
         entries = graphql(stack, LOCATION_STATUS)["workspaceOrError"]["locationEntries"]
         entry = next(e for e in entries if e["name"] == LOCATION)
-        assert entry["locationOrLoadError"] is None or entry["locationOrLoadError"]["__typename"] != "PythonError", entry
+        assert entry["locationOrLoadError"] is None or entry["locationOrLoadError"]["__typename"] != "PythonError", (
+            entry
+        )
         return entry["loadStatus"] == "LOADED" and entry["locationOrLoadError"] is not None
 
     wait_until(loaded, 120, f"code location {LOCATION} to load")
@@ -145,8 +147,10 @@ def stack(server_url, template_url, tmp_path_factory, samples_dir):
         engine = create_app_engine(url)
         store = DocumentStore(settings.documents_dir)
         with engine.begin() as conn:
-            conn.execute(sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
-                         {"v": OLD_VERSION})
+            conn.execute(
+                sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
+                {"v": OLD_VERSION},
+            )
         for i, path in enumerate(sample_si_files(samples_dir)[:9]):
             add_entity_with_si(engine, store, path.read_bytes(), number=str(600 + i), court_code=COURTS[i % 3])
         assert run_batch(engine, XmlParsingStage(store), "old-parser").completed == 9
@@ -154,8 +158,9 @@ def stack(server_url, template_url, tmp_path_factory, samples_dir):
         stack = devstack.prepare(settings)
         with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
             for court in COURTS:  # what the old code location's runs recorded
-                instance.report_runless_asset_event(dg.AssetMaterialization(
-                    COMPANY_RECORDS_PATH, partition=court, tags={CODE_VERSION_TAG: OLD_VERSION}))
+                instance.report_runless_asset_event(
+                    dg.AssetMaterialization(COMPANY_RECORDS_PATH, partition=court, tags={CODE_VERSION_TAG: OLD_VERSION})
+                )
         log_dir = data_dir / "logs"
         try:
             devstack.start_dagster(stack, log_dir=log_dir)
@@ -170,12 +175,16 @@ def stack(server_url, template_url, tmp_path_factory, samples_dir):
 
 
 def launch_backfill(stack: devstack.Stack, partition_names: list[str]) -> str:
-    launched = graphql(stack, LAUNCH_BACKFILL, backfillParams={
-        "tags": [],
-        "assetSelection": [{"path": COMPANY_RECORDS_PATH}],
-        "partitionNames": partition_names,
-        "fromFailure": False,
-    })["launchPartitionBackfill"]
+    launched = graphql(
+        stack,
+        LAUNCH_BACKFILL,
+        backfillParams={
+            "tags": [],
+            "assetSelection": [{"path": COMPANY_RECORDS_PATH}],
+            "partitionNames": partition_names,
+            "fromFailure": False,
+        },
+    )["launchPartitionBackfill"]
     assert launched["__typename"] == "LaunchBackfillSuccess", launched
     return launched["backfillId"]
 
@@ -216,8 +225,14 @@ def all_courts_backfill(stack) -> dict:
     started = time.monotonic()
     backfill_id = launch_backfill(stack, dimension["partitionKeys"])
     backfill = finished_backfill(stack, backfill_id)
-    return {"id": backfill_id, "backfill": backfill, "node_before": node, "old_jobs": old_jobs,
-            "revisions_before": revisions_before, "seconds": time.monotonic() - started}
+    return {
+        "id": backfill_id,
+        "backfill": backfill,
+        "node_before": node,
+        "old_jobs": old_jobs,
+        "revisions_before": revisions_before,
+        "seconds": time.monotonic() - started,
+    }
 
 
 def test_a_parser_change_is_a_backfill_over_every_court_in_tens_of_runs(stack, all_courts_backfill):
@@ -234,8 +249,11 @@ def test_a_parser_change_is_a_backfill_over_every_court_in_tens_of_runs(stack, a
 
     backfill = all_courts_backfill["backfill"]
     assert backfill["status"] == "COMPLETED_SUCCESS"
-    assert partition_counts(backfill) == {"numPartitionsTargeted": 173, "numPartitionsMaterialized": 173,
-                                          "numPartitionsFailed": 0}
+    assert partition_counts(backfill) == {
+        "numPartitionsTargeted": 173,
+        "numPartitionsMaterialized": 173,
+        "numPartitionsFailed": 0,
+    }
     runs = backfill["runs"]
     assert len(runs) == math.ceil(173 / COURTS_PER_BACKFILL_RUN)  # tens of runs, not one per court
     assert {run["status"] for run in runs} == {"SUCCESS"}
@@ -247,8 +265,11 @@ def test_a_parser_change_is_a_backfill_over_every_court_in_tens_of_runs(stack, a
     assert revision_count(engine) == all_courts_backfill["revisions_before"]  # the output did not change
     run_ids = {run["runId"] for run in runs}
     with engine.connect() as conn:
-        workers = set(conn.execute(sa.text("SELECT DISTINCT worker_id FROM processing.processing_jobs "
-                                           "WHERE trigger = 'parser_change'")).scalars())
+        workers = set(
+            conn.execute(
+                sa.text("SELECT DISTINCT worker_id FROM processing.processing_jobs WHERE trigger = 'parser_change'")
+            ).scalars()
+        )
     assert workers <= run_ids  # worked by the backfill's runs, none by a sensor's
 
     munich = partition_metadata(stack, "D2601")
@@ -265,31 +286,46 @@ def test_a_failed_court_is_re_executed_from_failure_and_a_finished_court_writes_
     stack, engine, store = stack
     # A Berlin company whose stored document is not an SI document: its upload parse fails for good.
     broken = add_entity_with_si(engine, store, b"<?xml version='1.0'?><invoice/>", number="699", court_code="F1103")
-    wait_until(lambda: [j for j in job_rows(engine, "xml_parsing") if str(j.entity_id) == broken
-                        and j.status == "failed"], 60, "the sensor's run to fail the broken document")
+    wait_until(
+        lambda: [j for j in job_rows(engine, "xml_parsing") if str(j.entity_id) == broken and j.status == "failed"],
+        60,
+        "the sensor's run to fail the broken document",
+    )
 
     backfill = finished_backfill(stack, launch_backfill(stack, list(COURTS)))
 
     assert backfill["status"] in ("COMPLETED_FAILED", "FAILED")
-    assert partition_counts(backfill) == {"numPartitionsTargeted": 3, "numPartitionsMaterialized": 2,
-                                          "numPartitionsFailed": 1}
-    failed_job = next(j for j in job_rows(engine, "xml_parsing")
-                      if str(j.entity_id) == broken and j.trigger == "parser_change")
+    assert partition_counts(backfill) == {
+        "numPartitionsTargeted": 3,
+        "numPartitionsMaterialized": 2,
+        "numPartitionsFailed": 1,
+    }
+    failed_job = next(
+        j for j in job_rows(engine, "xml_parsing") if str(j.entity_id) == broken and j.trigger == "parser_change"
+    )
     assert (failed_job.status, failed_job.failure_class) == ("failed", "invalid_file")
 
     # The document is downloaded again (a good copy); the Backfills page's "Re-execute from failure".
     good = sample_si_files(samples_dir)[9].read_bytes()
     with engine.begin() as conn:
         document_id = store.store(conn, good, kind="si", media_type="application/xml", entity_id=broken)
-        conn.execute(sa.text("UPDATE content.entities SET current_si_document_id = :d WHERE id = :e"),
-                     {"d": document_id, "e": broken})
-    reexecuted = graphql(stack, REEXECUTE_BACKFILL, reexecutionParams={
-        "parentRunId": backfill_id_of(stack, backfill), "strategy": "FROM_FAILURE"})["reexecutePartitionBackfill"]
+        conn.execute(
+            sa.text("UPDATE content.entities SET current_si_document_id = :d WHERE id = :e"),
+            {"d": document_id, "e": broken},
+        )
+    reexecuted = graphql(
+        stack,
+        REEXECUTE_BACKFILL,
+        reexecutionParams={"parentRunId": backfill_id_of(stack, backfill), "strategy": "FROM_FAILURE"},
+    )["reexecutePartitionBackfill"]
     assert reexecuted["__typename"] == "LaunchBackfillSuccess", reexecuted
     retry = finished_backfill(stack, reexecuted["backfillId"])
     assert retry["status"] == "COMPLETED_SUCCESS"
-    assert partition_counts(retry) == {"numPartitionsTargeted": 1, "numPartitionsMaterialized": 1,
-                                       "numPartitionsFailed": 0}
+    assert partition_counts(retry) == {
+        "numPartitionsTargeted": 1,
+        "numPartitionsMaterialized": 1,
+        "numPartitionsFailed": 0,
+    }
     (redo,) = [j for j in job_rows(engine, "xml_parsing") if j.previous_job_id == failed_job.id]
     assert (redo.status, redo.trigger, str(redo.raw_document_id)) == ("completed", "parser_change", document_id)
     berlin = partition_metadata(stack, "F1103")

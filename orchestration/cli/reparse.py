@@ -34,23 +34,52 @@ SCOPE_OPTIONS = "--all, --entity, --search, --since, --court or --stale"
 @click.option("--all", "all_entities", is_flag=True, help="Every entity with a stored SI document.")
 @click.option("--entity", "entity_id", type=click.UUID, metavar="ID", help="One entity.")
 @click.option("--search", "search_id", type=click.UUID, metavar="ID", help="The entities a search discovered.")
-@click.option("--since", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]),
-              metavar="DATE", help="The entities updated since DATE (YYYY-MM-DD, or with a time).")
-@click.option("--court", "courts", multiple=True, metavar="CODE",
-              help="The entities of a register court, e.g. D2601 (München); repeatable.")
-@click.option("--stale", is_flag=True,
-              help="What a parser change leaves to do: the documents no job of the current parser version "
-              "has taken. Queued as parser_change, without user or reason.")
-@click.option("--backfill", is_flag=True,
-              help="Launch the Dagster backfill of company_records over the --court courts (default: every "
-              "court) instead of queueing jobs; it shows on the Backfills page.")
+@click.option(
+    "--since",
+    type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]),
+    metavar="DATE",
+    help="The entities updated since DATE (YYYY-MM-DD, or with a time).",
+)
+@click.option(
+    "--court",
+    "courts",
+    multiple=True,
+    metavar="CODE",
+    help="The entities of a register court, e.g. D2601 (München); repeatable.",
+)
+@click.option(
+    "--stale",
+    is_flag=True,
+    help="What a parser change leaves to do: the documents no job of the current parser version "
+    "has taken. Queued as parser_change, without user or reason.",
+)
+@click.option(
+    "--backfill",
+    is_flag=True,
+    help="Launch the Dagster backfill of company_records over the --court courts (default: every "
+    "court) instead of queueing jobs; it shows on the Backfills page.",
+)
 @click.option("--webserver", metavar="URL", help="The Dagster webserver for --backfill (default: this machine's).")
 @click.option("--reason", help="Why, in one line a person can act on; required for manual jobs.")
-@click.option("--user", "user_id", type=click.UUID, envvar="HREG_USER_ID",
-              help="The person who asks (default: $HREG_USER_ID); required for manual jobs.")
-def reparse(all_entities: bool, entity_id: uuid.UUID | None, search_id: uuid.UUID | None, since: datetime | None,
-            courts: tuple[str, ...], stale: bool, backfill: bool, webserver: str | None, reason: str | None,
-            user_id: uuid.UUID | None) -> None:
+@click.option(
+    "--user",
+    "user_id",
+    type=click.UUID,
+    envvar="HREG_USER_ID",
+    help="The person who asks (default: $HREG_USER_ID); required for manual jobs.",
+)
+def reparse(
+    all_entities: bool,
+    entity_id: uuid.UUID | None,
+    search_id: uuid.UUID | None,
+    since: datetime | None,
+    courts: tuple[str, ...],
+    stale: bool,
+    backfill: bool,
+    webserver: str | None,
+    reason: str | None,
+    user_id: uuid.UUID | None,
+) -> None:
     """Re-parse the stored SI documents with the current parser.
 
     Queueing prints how many jobs were queued and how many were already queued or running (one
@@ -59,7 +88,9 @@ def reparse(all_entities: bool, entity_id: uuid.UUID | None, search_id: uuid.UUI
     """
     courts = tuple(code.strip().upper() for code in courts)
     if unknown := unknown_courts(list(courts)):
-        raise click.UsageError(f"not a register court: {', '.join(unknown)} (see orchestration/data/register_courts.tsv)")
+        raise click.UsageError(
+            f"not a register court: {', '.join(unknown)} (see orchestration/data/register_courts.tsv)"
+        )
     if backfill:
         if any((all_entities, entity_id, search_id, since, stale)):
             raise click.UsageError("--backfill takes register courts (--court) as its only scope")
@@ -90,27 +121,41 @@ def reparse(all_entities: bool, entity_id: uuid.UUID | None, search_id: uuid.UUI
         with get_engine().begin() as conn:
             already_active = count_active_reparses(conn, scope, parser_version=PARSER_VERSION)
             queued = enqueue_reparse(
-                conn, scope, parser_version=PARSER_VERSION, trigger=trigger, requested_by=requested_by,
+                conn,
+                scope,
+                parser_version=PARSER_VERSION,
+                trigger=trigger,
+                requested_by=requested_by,
                 reason=reason.strip() if reason else None,
             )
     except sa.exc.IntegrityError as error:
         raise click.ClickException(f"the database refused the re-parse jobs: {error.orig}") from error
     click.echo(f"queued {queued} {trigger} re-parse jobs for parser {PARSER_VERSION}, {already_active} already active")
     if not queued and not already_active:
-        click.echo("nothing to re-parse in this scope" if not stale
-                   else f"every stored SI document has been taken by parser {PARSER_VERSION}")
+        click.echo(
+            "nothing to re-parse in this scope"
+            if not stale
+            else f"every stored SI document has been taken by parser {PARSER_VERSION}"
+        )
 
 
-def _launch_backfill(courts: tuple[str, ...], webserver: str | None, reason: str | None,
-                     user_id: uuid.UUID | None) -> None:
+def _launch_backfill(
+    courts: tuple[str, ...], webserver: str | None, reason: str | None, user_id: uuid.UUID | None
+) -> None:
     url = (webserver or f"http://127.0.0.1:{get_settings().webserver_port}").rstrip("/")
     tags = {"hreg/requested_by": str(user_id)} if user_id else {}
     try:
         backfill_id = launch_backfill(
-            url, ["company_records"], courts, title=f"re-parse {len(courts)} courts with parser {PARSER_VERSION}",
-            description=reason.strip() if reason else None, tags=tags,
+            url,
+            ["company_records"],
+            courts,
+            title=f"re-parse {len(courts)} courts with parser {PARSER_VERSION}",
+            description=reason.strip() if reason else None,
+            tags=tags,
         )
     except BackfillError as error:
         raise click.ClickException(str(error)) from error
-    click.echo(f"launched backfill {backfill_id} of company_records over {len(courts)} courts "
-               f"(parser {PARSER_VERSION}): {url}/runs/b/{backfill_id}")
+    click.echo(
+        f"launched backfill {backfill_id} of company_records over {len(courts)} courts "
+        f"(parser {PARSER_VERSION}): {url}/runs/b/{backfill_id}"
+    )
