@@ -13,13 +13,16 @@ finished court again writes nothing. The Backfills page shows the backfill with 
 from __future__ import annotations
 
 import math
+import re
 import shutil
 import time
+import uuid
 
 import dagster as dg
 import httpx
 import pytest
 import sqlalchemy as sa
+from click.testing import CliRunner
 from dagster._core.definitions.data_version import CODE_VERSION_TAG
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
@@ -27,6 +30,7 @@ from playwright.sync_api import sync_playwright
 from assets.partitions import COURTS_PER_BACKFILL_RUN
 from database_helpers import clear_process_caches, fresh_database
 from orchestration import devstack
+from orchestration.cli import main
 from orchestration.courts import register_courts
 from orchestration.db.engine import create_app_engine
 from orchestration.documents import DocumentStore
@@ -331,9 +335,27 @@ def test_a_failed_court_is_re_executed_from_failure_and_a_finished_court_writes_
     berlin = partition_metadata(stack, "F1103")
     assert (berlin["records"], berlin["revisions_written"], berlin["failed"]) == (1, 1, 0)
 
-    # Running the finished court again: no job, no revision.
+    # Running the finished court again, asked for on the command line: no job, no revision.
     jobs_before, revisions_before = len(job_rows(engine, "xml_parsing")), revision_count(engine)
-    again = finished_backfill(stack, launch_backfill(stack, ["F1103"]))
+    asked = CliRunner().invoke(
+        main,
+        [
+            "reparse",
+            "--backfill",
+            "--court",
+            "F1103",
+            "--webserver",
+            stack.webserver_url,
+            "--reason",
+            "checking the Berlin documents",
+            "--user",
+            str(uuid.uuid4()),
+        ],
+    )
+    assert asked.exit_code == 0, asked.output
+    backfill_id = re.search(r"launched backfill (\w+) of company_records over 1 courts", asked.output).group(1)
+    assert f"{stack.webserver_url}/runs/b/{backfill_id}" in asked.output
+    again = finished_backfill(stack, backfill_id)
     assert again["status"] == "COMPLETED_SUCCESS"
     assert (len(job_rows(engine, "xml_parsing")), revision_count(engine)) == (jobs_before, revisions_before)
     assert partition_metadata(stack, "F1103")["records"] == 0
