@@ -1,15 +1,16 @@
-"""Tesseract OCR of one page image: orientation first (OSD), then German text line by line."""
+"""Tesseract OCR of one scanned page: orientation first (OSD), then its words with boxes and confidences."""
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-
+import numpy as np
 import pytesseract
 from PIL import Image, ImageFilter
 
 from orchestration.failures import FailureClass, JobError
+from orchestration.shareholders.page import Page, Word
+from orchestration.shareholders.ruling import find_rules
 
 # Tesseract's OpenMP threads spin and contend on a busy machine; one thread per process is faster
 # there, and pages are read in parallel processes instead (reading.py).
@@ -26,12 +27,6 @@ DENOISE_RADIUS = 1.0
 # Orientation needs far less detail than reading, and OSD time grows with the pixels: ~110 dpi.
 OSD_SHORT_SIDE = 900
 OSD_MIN_CONFIDENCE = 1.0
-
-
-@dataclass(frozen=True)
-class OcrPage:
-    text: str
-    rotation: int  # degrees the page was turned clockwise to read it upright
 
 
 def require_tesseract() -> None:
@@ -55,23 +50,38 @@ def require_tesseract() -> None:
         )
 
 
-def ocr_page(image: Image.Image, *, max_pixels: int) -> OcrPage:
-    """Text of a scanned page, turned upright first; upscaling never exceeds ``max_pixels``."""
+def read_scan(image: Image.Image, *, number: int, max_pixels: int) -> Page:
+    """A scanned page turned upright, its rules found and removed, and its words read with their
+    boxes and confidences; upscaling never exceeds ``max_pixels``."""
     image = image.convert("L")
     rotation = detect_rotation(image)
     if rotation:
         # Tesseract reports clockwise degrees; PIL rotates counter-clockwise.
         image = image.rotate(-rotation, expand=True, fillcolor=255)
+    image = _upscale(image, max_pixels)
+    rules, cleaned = find_rules(np.asarray(image))
     # Scanner noise, JPEG artefacts and fax-style bilevel edges break thin commas and dots apart;
     # a slight blur at ~300 dpi lets Tesseract's own binarisation see them whole again.
-    image = _upscale(image, max_pixels).filter(ImageFilter.GaussianBlur(DENOISE_RADIUS))
+    readable = Image.fromarray(cleaned).filter(ImageFilter.GaussianBlur(DENOISE_RADIUS))
     try:
-        text = _tesseract(pytesseract.image_to_string, image, lang=LANGUAGE, config=TEXT_CONFIG)
+        data = _tesseract(
+            pytesseract.image_to_data, readable, lang=LANGUAGE, config=TEXT_CONFIG, output_type=pytesseract.Output.DICT
+        )
     except pytesseract.TesseractError as error:
         raise JobError(
             FailureClass.INVALID_FILE, f"Tesseract cannot read a page: {error}", source="shareholders"
         ) from error
-    return OcrPage(text=text, rotation=rotation)
+    words = [
+        Word(text=text.strip(), x0=left, y0=top, x1=left + width, y1=top + height, confidence=float(conf))
+        for text, left, top, width, height, conf in zip(
+            data["text"], data["left"], data["top"], data["width"], data["height"], data["conf"]
+        )
+        if text.strip() and float(conf) >= 0
+    ]
+    return Page(
+        number=number, width=image.width, height=image.height, words=words, rules=rules, source="ocr",
+        rotation=rotation,
+    )
 
 
 def _upscale(image: Image.Image, max_pixels: int) -> Image.Image:
