@@ -18,6 +18,10 @@ MIN_RULE_SHARE = 0.035
 # Bilevel rules are broken by noise: gaps this short between pieces of a rule are closed.
 GAP_SHARE = 0.004
 BINARY_THRESHOLD = 160
+# Shading is where more than this share of a window's pixels (0–255 scale) are isolated specks.
+DITHER_WINDOW = 31
+DITHER_DENSITY = 20
+SHADED_SHARE = 0.003
 
 
 def find_rules(gray: np.ndarray) -> tuple[list[Rule], np.ndarray]:
@@ -45,4 +49,20 @@ def find_rules(gray: np.ndarray) -> tuple[list[Rule], np.ndarray]:
     mask = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
     cleaned = gray.copy()
     cleaned[mask > 0] = 255
+    if _shaded(ink).mean() > SHADED_SHARE:
+        # A page with shading or fax noise is read from its opened ink: specks go, strokes stay.
+        cleaned = np.where(_opened(ink) > 0, 0, 255).astype(np.uint8)
+        cleaned[mask > 0] = 255
     return rules, cleaned
+
+
+def _opened(ink: np.ndarray) -> np.ndarray:
+    return cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
+
+
+def _shaded(ink: np.ndarray) -> np.ndarray:
+    """Where the page is dithered shading (grey heading bands, fax noise): dense specks that an
+    opening removes. There only the opened ink is kept; letters elsewhere keep their thin strokes."""
+    specks = cv2.subtract(ink, _opened(ink))
+    density = cv2.blur(specks, (DITHER_WINDOW, DITHER_WINDOW))
+    return density > DITHER_DENSITY

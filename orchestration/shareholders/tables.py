@@ -1,0 +1,328 @@
+"""The shareholder table of a list: its columns by their headings, and its body as lines of cells.
+
+Columns come from the vertical rules where the table draws them, else from the positions of the
+headings (lists typed without rules). Body lines keep which horizontal rules lie above them, so
+the row reader can tell a new row from a cell's next line. A table ends at its sum line or at the
+text after it (place and date, the notary's certificate); it continues on the next page when that
+page repeats the headings. A page without headings (a certificate, a cover letter) holds no table.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, field
+
+from orchestration.shareholders.columns import Role, heading_kinds, roles
+from orchestration.shareholders.page import Page, Rule, Word
+
+# Words further apart than this many line heights belong to different phrases (cells).
+PHRASE_GAP = 0.5
+# A vertical rule is a column boundary when it runs over this share of the heading's height.
+BOUNDARY_SHARE = 0.6
+SUM_LINE = re.compile(
+    r"^(?:Summe|Gesamtsumme|Gesamt\w*|insg(?:esamt|\.)|Stammkapital|Share\s+Capital|Total)\b", re.IGNORECASE
+)
+END_OF_TABLE = re.compile(
+    r"^(?:[A-ZÄÖÜ][\w/().\- ]{1,40},?\s+(?:den|am)\b|Datum\b|Date\b|Bescheinigung|Hiermit|Der\s+Notar|Ich,|"
+    r"Die\s+in\s+der\s+vorstehenden|\*\s*GA\b|Der\s+Gesch[äa]ftsf[üu]hrer)",
+)
+
+
+@dataclass
+class Cell:
+    words: list[Word]
+
+    @property
+    def text(self) -> str:
+        return " ".join(word.text for word in self.words)
+
+    @property
+    def confidence(self) -> float:
+        return min((word.confidence for word in self.words), default=100.0)
+
+
+@dataclass
+class Column:
+    heading: str
+    x0: float
+    x1: float
+    roles: set[Role]
+
+
+@dataclass
+class TableLine:
+    page: int
+    top: float
+    bottom: float
+    cells: dict[int, Cell]
+    # x-extents of the horizontal rules between this line and the one before it
+    rules_above: list[tuple[float, float]] = field(default_factory=list)
+
+    def text(self, column: int) -> str:
+        cell = self.cells.get(column)
+        return cell.text if cell else ""
+
+
+@dataclass
+class Table:
+    columns: list[Column]
+    lines: list[TableLine]
+    total_line: TableLine | None = None
+    pages: list[int] = field(default_factory=list)
+
+    def as_rows(self) -> list[dict[str, str]]:
+        """The table as plain cells by heading, for people and for the LLM."""
+        rows = [{column.heading: line.text(index) for index, column in enumerate(self.columns)} for line in self.lines]
+        if self.total_line is not None:
+            rows.append({"(sum line)": " ".join(c.text for _, c in sorted(self.total_line.cells.items()))})
+        return rows
+
+
+@dataclass
+class _Line:
+    words: list[Word]
+
+    @property
+    def top(self) -> float:
+        return min(w.y0 for w in self.words)
+
+    @property
+    def bottom(self) -> float:
+        return max(w.y1 for w in self.words)
+
+    @property
+    def center(self) -> float:
+        return (self.top + self.bottom) / 2
+
+    @property
+    def text(self) -> str:
+        return " ".join(w.text for w in self.words)
+
+
+def read_tables(pages: list[Page]) -> Table | None:
+    """The shareholder table over the list's pages; None when no page has headings.
+
+    A second table after a finished one (with its sum line) replaces it: lists of a capital
+    increase show the increase first and the resulting shareholdings last."""
+    table: Table | None = None
+    finished = False
+    for page in pages:
+        lines = _lines(page.words)
+        start = 0
+        while (found := _find_heading(page, lines, start)) is not None:
+            columns, body_start = found
+            body, total, next_start = _body(page, lines, body_start, columns)
+            if table is None or finished or not _same_columns(table.columns, columns):
+                table = Table(columns=columns, lines=body, total_line=total, pages=[page.number])
+            else:
+                table.lines.extend(body)
+                table.total_line = total
+                table.pages.append(page.number)
+            finished = total is not None
+            start = next_start
+    return table
+
+
+def _same_columns(previous: list[Column], new: list[Column]) -> bool:
+    return [sorted(c.roles) for c in previous] == [sorted(c.roles) for c in new]
+
+
+def _lines(words: list[Word]) -> list[_Line]:
+    """Words grouped into lines by their vertical centres, each line left to right."""
+    lines: list[_Line] = []
+    height = statistics.median([w.height for w in words]) if words else 0
+    for word in sorted(words, key=lambda w: w.center_y):
+        if lines and abs(lines[-1].center - word.center_y) < height * 0.55:
+            lines[-1].words.append(word)
+        else:
+            lines.append(_Line([word]))
+    for line in lines:
+        line.words.sort(key=lambda w: w.x0)
+    return lines
+
+
+def _phrases(words: list[Word]) -> list[list[Word]]:
+    """A line's words split where the gap is wider than a column gap."""
+    phrases: list[list[Word]] = []
+    for word in words:
+        if phrases and word.x0 - phrases[-1][-1].x1 <= PHRASE_GAP * max(word.height, phrases[-1][-1].height):
+            phrases[-1].append(word)
+        else:
+            phrases.append([word])
+    return phrases
+
+
+def _find_heading(page: Page, lines: list[_Line], start: int) -> tuple[list[Column], int] | None:
+    """The columns of the first heading at or after line ``start``, and the index of its body's first line."""
+    for index in range(start, len(lines)):
+        phrases = _phrases(lines[index].words)
+        kinds = [heading_kinds(" ".join(w.text for w in phrase)) for phrase in phrases]
+        if len([k for k in kinds if k]) < 2 or len(set().union(*kinds)) < 2:
+            continue
+        first, last = _heading_band(page, lines, index, start)
+        heading_lines = lines[first : last + 1]
+        columns = _ruled_columns(page, heading_lines) or _typed_columns(heading_lines)
+        if sum(1 for c in columns if c.roles - {Role.IGNORED}) >= 2 and any(
+            c.roles & {Role.NOMINAL, Role.NOMINAL_TOTAL} for c in columns
+        ):
+            return columns, last + 1
+    return None
+
+
+def _horizontal(page: Page) -> list[Rule]:
+    return [rule for rule in page.rules if rule.horizontal and rule.x1 - rule.x0 >= page.width * 0.15]
+
+
+def _heading_band(page: Page, lines: list[_Line], keyword: int, start: int) -> tuple[int, int]:
+    """First and last line of the heading around the line ``keyword`` that names its columns: between
+    the rules above and below it where the table draws them, else down to the first line with a number."""
+    line = lines[keyword]
+    height = max(w.height for w in line.words)
+    width = line.words[-1].x1 - line.words[0].x0
+    spanning = [r for r in _horizontal(page) if r.x1 - r.x0 >= width * 0.6]
+    above = [r.y0 for r in spanning if line.center - 8 * height < r.y0 < line.center]
+    below = [r.y0 for r in spanning if r.y0 > line.center]
+    first = keyword
+    if above:
+        top = max(above)
+        while first - 1 >= start and lines[first - 1].center > top:
+            first -= 1
+    limit = min(below, default=float("inf"))
+    last = keyword
+    for index in range(keyword + 1, len(lines)):
+        candidate = lines[index]
+        if candidate.center > limit:
+            break
+        if limit == float("inf") and re.search(r"\d", candidate.text.replace("%", "")):
+            break
+        if candidate.top - lines[index - 1].bottom > 2.5 * height:
+            break
+        last = index
+    return first, last
+
+
+def _ruled_columns(page: Page, heading: list[_Line]) -> list[Column]:
+    """Columns between the vertical rules that cross the heading."""
+    top, bottom = heading[0].top, heading[-1].bottom
+    height = max(bottom - top, 1)
+    xs = sorted(
+        (rule.x0 + rule.x1) / 2
+        for rule in page.rules
+        if not rule.horizontal and min(rule.y1, bottom) - max(rule.y0, top) >= height * BOUNDARY_SHARE
+    )
+    # The table's outer edges, where the rules above and below the heading end, when the table
+    # draws no vertical rule there.
+    edges = [r for r in _horizontal(page) if top - height <= r.y0 <= bottom + height]
+    if len(xs) >= 2 and edges:
+        xs = sorted(xs + [min(r.x0 for r in edges), max(r.x1 for r in edges)])
+    boundaries: list[float] = []
+    for x in xs:
+        if boundaries and x - boundaries[-1] < page.width * 0.01:
+            continue
+        boundaries.append(x)
+    words = [w for line in heading for w in line.words if re.search(r"\w", w.text)]
+    if len(boundaries) < 3:
+        return []
+    columns = []
+    for x0, x1 in zip(boundaries, boundaries[1:]):
+        inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 < x1]
+        heading_text = _join_lines(inside)
+        columns.append(Column(heading=heading_text, x0=x0, x1=x1, roles=roles(heading_text)))
+    return [column for column in columns if column.heading]
+
+
+def _typed_columns(heading: list[_Line]) -> list[Column]:
+    """Columns of a table without vertical rules: heading phrases that overlap across the heading's
+    lines form one column, which reaches from its left edge to the next column's."""
+    groups: list[list[Word]] = []
+    for line in heading:
+        for phrase in _phrases(line.words):
+            x0, x1 = phrase[0].x0, phrase[-1].x1
+            overlapping = [g for g in groups if min(x1, max(w.x1 for w in g)) > max(x0, min(w.x0 for w in g))]
+            merged = list(phrase)
+            for group in overlapping:
+                merged += group
+                groups.remove(group)
+            groups.append(merged)
+    groups.sort(key=lambda g: min(w.x0 for w in g))
+    columns = []
+    for index, group in enumerate(groups):
+        text = _join_lines(group)
+        x0 = min(w.x0 for w in group) if index else float("-inf")
+        x1 = min(w.x0 for w in groups[index + 1]) if index + 1 < len(groups) else float("inf")
+        columns.append(Column(heading=text, x0=x0, x1=x1, roles=roles(text)))
+    return columns
+
+
+def _join_lines(words: list[Word]) -> str:
+    """Words of a cell in reading order, lines joined and hyphenated words mended."""
+    lines = _lines(words)
+    text = ""
+    for line in lines:
+        part = line.text
+        if text.endswith("-") and part[:1].islower():
+            text = text[:-1] + part
+        else:
+            text = f"{text} {part}".strip()
+    return text
+
+
+def _body(
+    page: Page, lines: list[_Line], start: int, columns: list[Column]
+) -> tuple[list[TableLine], TableLine | None, int]:
+    """Body lines from ``start`` to the sum line or the end of the table; returns the lines, the
+    sum line (or None) and the index of the first line after the table."""
+    ruled = columns[0].x0 != float("-inf")
+    left, right = columns[0].x0, columns[-1].x1
+    margin = page.width * 0.01
+    rules = sorted(_horizontal(page), key=lambda r: r.y0)
+    body: list[TableLine] = []
+    previous_bottom = lines[start - 1].bottom if start else 0.0
+    for index in range(start, len(lines)):
+        line = lines[index]
+        words = [w for w in line.words if not ruled or left - margin <= (w.x0 + w.x1) / 2 <= right + margin]
+        words = [w for w in words if re.search(r"[\w%€]", w.text)]
+        if not words:
+            continue
+        first_text = " ".join(w.text for w in words)
+        if END_OF_TABLE.match(first_text) or (ruled and len(words) < len(line.words) / 2 and len(line.words) > 4):
+            return body, None, index
+        above = [(r.x0, r.x1) for r in rules if previous_bottom <= r.y0 <= line.center]
+        table_line = TableLine(
+            page=page.number, top=line.top, bottom=line.bottom, cells=_cells(words, columns, ruled), rules_above=above
+        )
+        previous_bottom = line.bottom
+        if SUM_LINE.match(first_text) or SUM_LINE.match(table_line.text(_first_text_column(table_line))):
+            return body, table_line, index + 1
+        body.append(table_line)
+    return body, None, len(lines)
+
+
+def _first_text_column(line: TableLine) -> int:
+    return min(line.cells) if line.cells else 0
+
+
+def _cells(words: list[Word], columns: list[Column], ruled: bool) -> dict[int, Cell]:
+    cells: dict[int, Cell] = {}
+    if ruled:
+        for word in words:
+            center = (word.x0 + word.x1) / 2
+            index = min(range(len(columns)), key=lambda i: _distance(center, columns[i]))
+            cells.setdefault(index, Cell([])).words.append(word)
+        return cells
+    for phrase in _phrases(words):
+        x0, x1 = phrase[0].x0, phrase[-1].x1
+        index = max(range(len(columns)), key=lambda i: (_overlap(x0, x1, columns[i]), -_distance(x0, columns[i])))
+        cells.setdefault(index, Cell([])).words.extend(phrase)
+    return cells
+
+
+def _overlap(x0: float, x1: float, column: Column) -> float:
+    return max(0.0, min(x1, column.x1) - max(x0, column.x0))
+
+
+def _distance(x: float, column: Column) -> float:
+    if column.x0 <= x < column.x1:
+        return 0.0
+    return min(abs(x - column.x0), abs(x - column.x1))
