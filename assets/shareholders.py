@@ -6,7 +6,7 @@ import sqlalchemy as sa
 
 from assets.batch import BatchCheck, batch_metadata, retry_policy_for, run_checks, work_batch
 from orchestration.queue import JobType
-from orchestration.shareholders.store import load_shareholders
+from orchestration.shareholders.store import load_shareholders, review_summary
 from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import ShareholderParsingStage
 from resources.database import DatabaseResource
@@ -31,7 +31,19 @@ def _failed_validation(check_name: str) -> sa.TextClause:
     """)
 
 
+_NEEDS_REVIEW = sa.text("""
+    SELECT count(*) FROM (
+        SELECT DISTINCT ON (entity_id) valid FROM content.shareholder_lists
+         WHERE entity_id = ANY(CAST(:entity_ids AS uuid[]))
+         ORDER BY entity_id, id DESC) latest
+     WHERE NOT latest.valid
+""")
+
 SHAREHOLDER_CHECKS: list[BatchCheck] = [
+    ("lists_verified", "every newest list is verified: all checks passed, no cell read with low confidence "
+     "(otherwise it is stored as needs_review)", _NEEDS_REVIEW),
+    ("read_confidently", "no cell that carries a value was read with low OCR confidence",
+     _failed_validation("read_confidently")),
     ("percentages_sum_to_100", "shareholder percentages sum to 100 within the rounding GesLV §4 allows",
      _failed_validation("percentages_sum_to_100")),
     ("nominal_amounts_sum_to_capital", "nominal amounts sum to the capital of the parsed register data",
@@ -84,7 +96,14 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
         engine = database.get_engine()
         stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
         report = work_batch(context, engine, stage)
-        yield dg.MaterializeResult(asset_key=SHAREHOLDERS, metadata=batch_metadata(report))
+        with engine.connect() as conn:
+            review = review_summary(conn, sorted(set(report.entity_ids)))
+        metadata = {
+            "lists_verified": review["verified"],
+            "lists_needing_review": review["needs_review"],
+            "to_review": dg.MetadataValue.json(review["to_review"]),
+        }
+        yield dg.MaterializeResult(asset_key=SHAREHOLDERS, metadata=batch_metadata(report, metadata))
         yield from run_checks(engine, SHAREHOLDER_CHECKS, report, SHAREHOLDERS)
 
     return shareholders
