@@ -10,7 +10,7 @@ import pytest
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
-from orchestration.shareholders.reading import read_pages
+from orchestration.shareholders.pages import read_pages
 from orchestration.shareholders.samples import generate_list
 
 CAPITAL = Decimal("25000")

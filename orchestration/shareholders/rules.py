@@ -144,7 +144,9 @@ def _rows(table: Table, by_role: dict[Role, list[int]]) -> list[_Row]:
             for column in holder_columns
         )
 
-    ruled = any(crosses_holder(line) for line in table.lines[1:])
+    # A table that draws rules between its lines (if only beside a merged shareholder cell) starts
+    # rows at the rules that cross the shareholder column; one without starts them at running numbers.
+    ruled = any(line.rules_above for line in table.lines[1:])
     rows: list[_Row] = []
     previous_number = ""
     for line in table.lines:

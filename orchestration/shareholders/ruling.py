@@ -19,9 +19,9 @@ MIN_RULE_SHARE = 0.035
 GAP_SHARE = 0.004
 BINARY_THRESHOLD = 160
 # Shading is where more than this share of a window's pixels (0–255 scale) are isolated specks.
-DITHER_WINDOW = 31
-DITHER_DENSITY = 20
-SHADED_SHARE = 0.003
+DITHER_WINDOW = 61
+DITHER_DENSITY = 40
+DITHER_MARGIN = 25
 
 
 def find_rules(gray: np.ndarray) -> tuple[list[Rule], np.ndarray]:
@@ -48,21 +48,18 @@ def find_rules(gray: np.ndarray) -> tuple[list[Rule], np.ndarray]:
     # Paint the rules out with a pixel of margin, where anti-aliasing and noise cling to them.
     mask = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
     cleaned = gray.copy()
+    # Where the page is shaded, only the opened ink is kept: specks go, strokes stay.
+    opened = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
+    shaded = _shaded(ink, opened)
+    cleaned[shaded] = np.where(opened[shaded] > 0, 0, 255)
     cleaned[mask > 0] = 255
-    if _shaded(ink).mean() > SHADED_SHARE:
-        # A page with shading or fax noise is read from its opened ink: specks go, strokes stay.
-        cleaned = np.where(_opened(ink) > 0, 0, 255).astype(np.uint8)
-        cleaned[mask > 0] = 255
     return rules, cleaned
 
 
-def _opened(ink: np.ndarray) -> np.ndarray:
-    return cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
-
-
-def _shaded(ink: np.ndarray) -> np.ndarray:
+def _shaded(ink: np.ndarray, opened: np.ndarray) -> np.ndarray:
     """Where the page is dithered shading (grey heading bands, fax noise): dense specks that an
     opening removes. There only the opened ink is kept; letters elsewhere keep their thin strokes."""
-    specks = cv2.subtract(ink, _opened(ink))
+    specks = cv2.subtract(ink, opened)
     density = cv2.blur(specks, (DITHER_WINDOW, DITHER_WINDOW))
-    return density > DITHER_DENSITY
+    grown = cv2.dilate((density > DITHER_DENSITY).astype(np.uint8), np.ones((DITHER_MARGIN, DITHER_MARGIN), np.uint8))
+    return grown > 0

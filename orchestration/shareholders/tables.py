@@ -285,22 +285,54 @@ def _body(
         words = [w for w in words if re.search(r"[\w%€]", w.text)]
         if not words:
             continue
-        first_text = " ".join(w.text for w in words)
-        if END_OF_TABLE.match(first_text) or (ruled and len(words) < len(line.words) / 2 and len(line.words) > 4):
-            return body, None, index
         above = [(r.x0, r.x1) for r in rules if previous_bottom <= r.y0 <= line.center]
         table_line = TableLine(
             page=page.number, top=line.top, bottom=line.bottom, cells=_cells(words, columns, ruled), rules_above=above
         )
+        leading = _leading_text(table_line, columns)
+        if END_OF_TABLE.match(leading) or (ruled and len(words) < len(line.words) / 2 and len(line.words) > 4):
+            return body, None, index
         previous_bottom = line.bottom
-        if SUM_LINE.match(first_text) or SUM_LINE.match(table_line.text(_first_text_column(table_line))):
-            return body, table_line, index + 1
+        if SUM_LINE.match(leading):
+            return body, _with_its_amounts(body, table_line), index + 1
         body.append(table_line)
     return body, None, len(lines)
 
 
-def _first_text_column(line: TableLine) -> int:
-    return min(line.cells) if line.cells else 0
+_VALUE_ROLES = {Role.NOMINAL, Role.NOMINAL_TOTAL, Role.PERCENT, Role.PERCENT_TOTAL, Role.COUNT, Role.IGNORED}
+
+
+def _leading_text(line: TableLine, columns: list[Column]) -> str:
+    """The line's text from its first cell, when that cell is not in a column of values or
+    changes: a sum line's label or a closing line stands at the left."""
+    first = min(line.cells)
+    if columns[first].roles & _VALUE_ROLES and not columns[first].roles & {Role.NUMBER, Role.HOLDER}:
+        return ""
+    return " ".join(line.cells[index].text for index in sorted(line.cells))
+
+
+def _with_its_amounts(body: list[TableLine], total: TableLine) -> TableLine:
+    """A sum line whose label sits lower than its amounts (a two-line cell "25.000,00 / Euro"):
+    lines of amounts only, between the last rule and the label, belong to it."""
+    if total.rules_above:
+        return total
+    taken: list[TableLine] = []
+    for line in reversed(body[-2:]):
+        if re.search(r"[^\W\d_]{5,}", " ".join(cell.text for cell in line.cells.values())):
+            break
+        taken.append(line)
+        if line.rules_above:
+            break
+    if not taken or not taken[-1].rules_above:
+        return total
+    del body[-len(taken) :]
+    cells = {index: Cell(list(cell.words)) for index, cell in total.cells.items()}
+    for line in taken:
+        for index, cell in line.cells.items():
+            cells.setdefault(index, Cell([])).words[:0] = cell.words
+    return TableLine(
+        page=total.page, top=taken[-1].top, bottom=total.bottom, cells=cells, rules_above=taken[-1].rules_above
+    )
 
 
 def _cells(words: list[Word], columns: list[Column], ruled: bool) -> dict[int, Cell]:

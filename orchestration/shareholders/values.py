@@ -10,7 +10,7 @@ from decimal import Decimal, InvalidOperation
 CURRENCY_WORDS = {"EUR": "EUR", "€": "EUR", "EURO": "EUR", "DM": "DEM", "USD": "USD", "CHF": "CHF", "GBP": "GBP"}
 _CURRENCY = r"(?:EUR|Euro|€|DM|USD|CHF|GBP)"
 # 12.500,00 · 12.500,-- · 12.500,- · 12.500 · 1,00 · 1 · 12,500.00 (English lists)
-_AMOUNT_BODY = r"\d{1,3}(?:[.'’ ]\d{3})+(?:,\d{1,2}|,[-–—]{1,2})?|\d+(?:,\d{1,2}|,[-–—]{1,2})?|\d{1,3}(?:,\d{3})+(?:\.\d{2})?"
+_AMOUNT_BODY = r"\d{1,3}(?:[.'’]\d{3})+(?:,\d{1,2}|,[-–—]{1,2})?|\d+(?:,\d{1,2}|,[-–—]{1,2})?|\d{1,3}(?:,\d{3})+(?:\.\d{2})?"
 AMOUNT = re.compile(
     rf"(?P<pre>{_CURRENCY}\s*)?(?<![\d.,])(?P<body>{_AMOUNT_BODY})(?![\d])(?P<post>\s*{_CURRENCY}(?![A-Za-z]))?",
     re.IGNORECASE,
@@ -27,7 +27,7 @@ BIRTH = re.compile(r"(?P<day>\d{1,2})\.\s?(?P<month>\d{1,2})\.\s?(?P<year>(?:19|
 
 LEGAL_FORM = re.compile(
     r"(?<![\w])(?:g?GmbH|mbH|AG|SE|KG|KGaA|OHG|oHG|UG|eG|e\.\s?V\.|e\.\s?K\.|GbR|PartG(?:mbB)?|Stiftung|Verein|"
-    r"Genossenschaft|Gesellschaft|Ltd\.?|Limited|LLC|LLP|Inc\.?|Corp\.?|Corporation|plc|B\.\s?V\.|N\.\s?V\.|"
+    r"Genossenschaft|Gesellschaft|Ltd\.?|Limited|LLC|LLP|Inc\.?|Corp\.?|Corporation|plc|B\.?\s?V\.?|N\.\s?V\.|"
     r"S\.\s?(?:à|a|ä)\s?r\.\s?l\.|S\.?A\.?R\.?L\.?|SARL|S\.\s?A\.|S\.\s?A\.\s?S\.|SAS|S\.\s?p\.\s?A\.|S\.\s?r\.\s?l\.|"
     r"A/S|ApS|AB|Oy|GesmbH|Holding|& Co\.)(?![\w])"
 )
