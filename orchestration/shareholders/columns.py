@@ -29,7 +29,7 @@ def normalise(heading: str) -> str:
 
 
 _CHANGES = re.compile(r"veranderung|change|bemerkung|remark|bisherig|previous|fruher|anmerkung")
-_PERCENT = re.compile(r"prozent|percent|beteiligung|participation|anteil am stammkapital|quote")
+_PERCENT = re.compile(r"prozent|percent|beteiligung|participation|anteil am\b|quote")
 _AMOUNT = re.compile(r"nennbetrag|betrag|stammeinlage|einlage|nominal|\beuro\b|\beur\b|amount")
 _NAME = re.compile(r"\bname|firma|vorname|inhaber")
 _HOLDER = re.compile(r"\bname|firma|gesellschafter|shareholder|inhaber|vorname")

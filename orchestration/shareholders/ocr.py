@@ -9,7 +9,7 @@ import pytesseract
 from PIL import Image, ImageFilter
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.shareholders.page import Page, Word
+from orchestration.shareholders.page import Page, Rule, Word
 from orchestration.shareholders.ruling import find_rules
 
 # Tesseract's OpenMP threads spin and contend on a busy machine; one thread per process is faster
@@ -31,6 +31,8 @@ OSD_MIN_CONFIDENCE = 1.0
 SKEW_RANGE = 2.0
 SKEW_STEPS = 10
 SKEW_WIDTH = 1000
+# A column strip is read on its own when its rules run over this share of the page's height.
+MIN_STRIP_SHARE = 0.05
 
 
 def require_tesseract() -> None:
@@ -70,25 +72,49 @@ def read_scan(image: Image.Image, *, number: int, max_pixels: int) -> Page:
     # Scanner noise, JPEG artefacts and fax-style bilevel edges break thin commas and dots apart;
     # a slight blur at ~300 dpi lets Tesseract's own binarisation see them whole again.
     readable = Image.fromarray(cleaned).filter(ImageFilter.GaussianBlur(DENOISE_RADIUS))
+    words = _words(readable)
+    # In a ruled table each column is read on its own as well: read as one block, a column's
+    # lines would be paired with its neighbours' lines, whose baselines differ in multi-line cells.
+    for x0, y0, x1, y1 in _column_strips(rules, image.width, image.height):
+        strip = _words(readable.crop((x0, y0, x1, y1)), offset=(x0, y0))
+        words = [w for w in words if not (x0 <= (w.x0 + w.x1) / 2 < x1 and y0 <= w.center_y < y1)] + strip
+    return Page(
+        number=number, width=image.width, height=image.height, words=words, rules=rules, source="ocr",
+        rotation=rotation,
+    )
+
+
+def _words(image: Image.Image, offset: tuple[float, float] = (0, 0)) -> list[Word]:
     try:
         data = _tesseract(
-            pytesseract.image_to_data, readable, lang=LANGUAGE, config=TEXT_CONFIG, output_type=pytesseract.Output.DICT
+            pytesseract.image_to_data, image, lang=LANGUAGE, config=TEXT_CONFIG, output_type=pytesseract.Output.DICT
         )
     except pytesseract.TesseractError as error:
         raise JobError(
             FailureClass.INVALID_FILE, f"Tesseract cannot read a page: {error}", source="shareholders"
         ) from error
-    words = [
-        Word(text=text.strip(), x0=left, y0=top, x1=left + width, y1=top + height, confidence=float(conf))
+    dx, dy = offset
+    return [
+        Word(text=text.strip(), x0=left + dx, y0=top + dy, x1=left + width + dx, y1=top + height + dy,
+             confidence=float(conf))
         for text, left, top, width, height, conf in zip(
             data["text"], data["left"], data["top"], data["width"], data["height"], data["conf"]
         )
         if text.strip() and float(conf) >= 0
     ]
-    return Page(
-        number=number, width=image.width, height=image.height, words=words, rules=rules, source="ocr",
-        rotation=rotation,
-    )
+
+
+def _column_strips(rules: list[Rule], width: int, height: int) -> list[tuple[int, int, int, int]]:
+    """The areas between neighbouring vertical rules that run side by side over a good part of the
+    page: the columns of a ruled table."""
+    verticals = sorted((r for r in rules if not r.horizontal and r.y1 - r.y0 >= height * MIN_STRIP_SHARE),
+                       key=lambda r: r.x0)
+    strips = []
+    for left, right in zip(verticals, verticals[1:]):
+        top, bottom = max(left.y0, right.y0), min(left.y1, right.y1)
+        if right.x0 - left.x0 >= width * 0.02 and bottom - top >= height * MIN_STRIP_SHARE:
+            strips.append((int(left.x0) + 2, int(top), int(right.x0) - 2, int(bottom)))
+    return strips
 
 
 def _upscale(image: Image.Image, max_pixels: int) -> Image.Image:

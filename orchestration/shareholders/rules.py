@@ -288,8 +288,10 @@ def _shareholder(holder: _Holder) -> Shareholder:
         return Shareholder(kind="organisation", name=firm_name(text), seat=seat_of(text), **register_of(text), **common)
     birth, match = birth_date_in(text)
     head = text[: match.start()] if match else text
-    head = re.sub(r"\b(?:geb\.?|geboren)(?:\s+am)?\s*$", "", head.strip(" ,;")).strip(" ,;")
+    head = re.sub(r"\b(?:geb\.?|geboren|born)(?:\s+(?:am|on))?\s*$", "", head.strip(" ,;")).strip(" ,;")
     residence = text[match.end() :].strip(" ,;") if match else None
+    if residence:
+        residence = re.sub(r"^(?:wohnhaft|resident|residing|Wohnort:?)(?:\s+in)?\s+", "", residence, flags=re.I)
     parts = [p.strip() for p in head.split(",") if p.strip()]
     if len(parts) >= 2:
         last_name, first_name = parts[0], parts[1]

@@ -27,6 +27,11 @@ DITHER_MARGIN = 25
 def find_rules(gray: np.ndarray) -> tuple[list[Rule], np.ndarray]:
     """The page's horizontal and vertical rules, and the page with them painted white."""
     ink = (gray < BINARY_THRESHOLD).astype(np.uint8) * 255
+    # Where the page is shaded, only the opened ink counts: specks go, strokes stay, and the
+    # dither's runs of dots are not taken for rules.
+    opened = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
+    shaded = _shaded(ink, opened)
+    ink[shaded] = opened[shaded]
     height, width = ink.shape
     rules: list[Rule] = []
     mask = np.zeros_like(ink)
@@ -48,9 +53,6 @@ def find_rules(gray: np.ndarray) -> tuple[list[Rule], np.ndarray]:
     # Paint the rules out with a pixel of margin, where anti-aliasing and noise cling to them.
     mask = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
     cleaned = gray.copy()
-    # Where the page is shaded, only the opened ink is kept: specks go, strokes stay.
-    opened = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
-    shaded = _shaded(ink, opened)
     cleaned[shaded] = np.where(opened[shaded] > 0, 0, 255)
     cleaned[mask > 0] = 255
     return rules, cleaned

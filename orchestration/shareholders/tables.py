@@ -21,10 +21,10 @@ PHRASE_GAP = 0.5
 # A vertical rule is a column boundary when it runs over this share of the heading's height.
 BOUNDARY_SHARE = 0.6
 SUM_LINE = re.compile(
-    r"^(?:Summe|Gesamtsumme|Gesamt\w*|insg(?:esamt|\.)|Stammkapital|Share\s+Capital|Total)\b", re.IGNORECASE
+    r"^(?:Summe|Gesamtsumme|Gesamt\w*|insgesamt|Stammkapital|Share\s+Capital|Total)\b|^insg\.", re.IGNORECASE
 )
 END_OF_TABLE = re.compile(
-    r"^(?:[A-ZÄÖÜ][\w/().\- ]{1,40},?\s+(?:den|am)\b|Datum\b|Date\b|Bescheinigung|Hiermit|Der\s+Notar|Ich,|"
+    r"^(?:[A-ZÄÖÜ][\w/().\- ]{1,40},\s+(?:(?:den|am)\b|\d{1,2}\.\s?(?:\d{1,2}\.|[A-ZÄÖÜ]))|Datum\b|Date\b|Bescheinigung|Hiermit|Der\s+Notar|Ich,|"
     r"Die\s+in\s+der\s+vorstehenden|\*\s*GA\b|Der\s+Gesch[äa]ftsf[üu]hrer)",
 )
 
@@ -277,12 +277,20 @@ def _body(
     left, right = columns[0].x0, columns[-1].x1
     margin = page.width * 0.01
     rules = sorted(_horizontal(page), key=lambda r: r.y0)
+    # A ruled table ends where its column rules end; the certificate below it is no row.
+    bottom = float("inf")
+    if ruled:
+        inner = [r for r in page.rules if not r.horizontal and left - margin <= r.x0 <= right + margin]
+        below = [r.y1 for r in inner if r.y0 <= lines[start].top + page.height * 0.05]
+        bottom = max(below, default=bottom)
     body: list[TableLine] = []
     previous_bottom = lines[start - 1].bottom if start else 0.0
     for index in range(start, len(lines)):
         line = lines[index]
+        if line.center > bottom:
+            return body, None, index
         words = [w for w in line.words if not ruled or left - margin <= (w.x0 + w.x1) / 2 <= right + margin]
-        words = [w for w in words if re.search(r"[\w%€]", w.text)]
+        words = [w for w in words if re.search(r"[\w%€&<]", w.text)]
         if not words:
             continue
         above = [(r.x0, r.x1) for r in rules if previous_bottom <= r.y0 <= line.center]

@@ -10,7 +10,7 @@ from decimal import Decimal, InvalidOperation
 CURRENCY_WORDS = {"EUR": "EUR", "€": "EUR", "EURO": "EUR", "DM": "DEM", "USD": "USD", "CHF": "CHF", "GBP": "GBP"}
 _CURRENCY = r"(?:EUR|Euro|€|DM|USD|CHF|GBP)"
 # 12.500,00 · 12.500,-- · 12.500,- · 12.500 · 1,00 · 1 · 12,500.00 (English lists)
-_AMOUNT_BODY = r"\d{1,3}(?:[.'’]\d{3})+(?:,\d{1,2}|,[-–—]{1,2})?|\d+(?:,\d{1,2}|,[-–—]{1,2})?|\d{1,3}(?:,\d{3})+(?:\.\d{2})?"
+_AMOUNT_BODY = r"\d{1,3}(?:,\d{3})+\.\d{2}|\d{1,3}(?:[.'’]\d{3})+(?:,\d{1,2}|,[-–—]{1,2})?|\d+(?:,\d{1,2}|,[-–—]{1,2})?|\d{1,3}(?:,\d{3})+(?:\.\d{2})?"
 AMOUNT = re.compile(
     rf"(?P<pre>{_CURRENCY}\s*)?(?<![\d.,])(?P<body>{_AMOUNT_BODY})(?![\d])(?P<post>\s*{_CURRENCY}(?![A-Za-z]))?",
     re.IGNORECASE,
@@ -39,7 +39,8 @@ FIRM_END = re.compile(
     re.I,
 )
 REGISTER = re.compile(
-    r"(?:(?:Amtsgericht|AG|Registergericht)\s+(?P<court>[A-ZÄÖÜ][\w\-]+(?:\s*\([\w\s]+\))?)[\s,–—-]*(?:unter\s+)?)?"
+    r"(?:(?:Amtsgericht|AG|Registergericht|Local\s+Court(?:\s+of)?)\s+(?P<court>[A-ZÄÖÜ][\w\-]+(?:\s+(?:am|an\s+der|in|im|a\.\s?M\.|\([\w\s]+\))(?:\s+[A-ZÄÖÜ][\w\-]+)?)?)"
+    r"[\s,–—-]*(?:unter\s+)?)?"
     r"(?P<type>HRA|HRB|VR|GnR|PR)\s*(?P<number>\d[\d.]*(?:\s+[A-Z]{1,2}\b)?)"
 )
 FOREIGN_REGISTER = re.compile(
@@ -47,7 +48,10 @@ FOREIGN_REGISTER = re.compile(
     r"[^\d]{0,40}?(?P<number>[A-Z]?\s?\d[\d\s]{2,})",
     re.I,
 )
-SEAT = re.compile(r"(?:mit\s+(?:dem\s+)?Sitz\s+(?:in\s+)?|Sitz:?\s+|with\s+(?:its\s+)?seat\s+(?:in\s+)?)(?P<place>[A-ZÄÖÜ][\w\-]+)")
+SEAT = re.compile(
+    r"(?:mit\s+(?:dem\s+)?Sitz\s+(?:in\s+)?|Sitz:?\s+(?:in\s+)?|with\s+(?:its\s+)?(?:registered\s+)?(?:seat|office)\s+(?:in\s+)?)"
+    r"(?P<place>[A-ZÄÖÜ][\w\-]+(?:\s+(?:am|an\s+der|in|im|a\.\s?M\.|bei)\s+[A-ZÄÖÜ][\w\-]+|\s+\([\w\s]+\))?)"
+)
 
 
 def parse_amount(text: str) -> Decimal:
@@ -66,9 +70,17 @@ def _amount_value(body: str) -> Decimal:
     return Decimal(f"{whole.replace('.', '')}.{(cents or '00').ljust(2, '0')}")
 
 
+def digits_mended(text: str) -> str:
+    """OCR's letters for digits in a cell of numbers: a lone "I", "l" or "|" is a 1, an "O" between
+    digits a 0."""
+    text = re.sub(r"(?<![\w.,])[Il|](?![\w])", "1", text)
+    return re.sub(r"(?<=\d)[Oo](?=[\d.,])|(?<=[\d.,])[Oo](?=\d)", "0", text)
+
+
 def amounts_in(text: str, *, need_mark: bool = False) -> list[Decimal]:
     """Every amount in a cell, except percentages; with ``need_mark`` only amounts that show they
     are money (a currency or decimals), for cells that also hold running numbers."""
+    text = digits_mended(text)
     values = []
     for match in AMOUNT.finditer(text):
         after = text[match.end() : match.end() + 3]
@@ -111,7 +123,7 @@ def running_number(text: str) -> str:
 
 def running_numbers_in(text: str) -> list[tuple[str, str | None]]:
     """Running numbers and ranges of a cell, in order: ("1", None), ("1", "25000")."""
-    text = re.sub(r"(?<=\d)\s*(?:-|–|—)\s*$", " -", text)
+    text = re.sub(r"(?<=\d)\s*(?:-|–|—)\s*$", " -", digits_mended(text))
     found: list[tuple[int, str, str | None]] = []
     taken: list[tuple[int, int]] = []
     for match in RANGE.finditer(text):
@@ -128,8 +140,13 @@ def is_organisation(text: str) -> bool:
     return bool(LEGAL_FORM.search(text) or REGISTER.search(text) or FOREIGN_REGISTER.search(text))
 
 
+# OCR's readings of the Luxembourg "S.à r.l." (German models know no "à"): "S.ä r.l.", "S.a rr.l.".
+_SARL = re.compile(r"\bS\.\s?[àaäá]\s?r{1,2}\s?\.\s?l\s?\.", re.IGNORECASE)
+
+
 def firm_name(text: str) -> str:
     """The firm of an organisation: up to its seat or register, or the comma after its legal form."""
+    text = _SARL.sub("S.à r.l.", text)
     end = FIRM_END.search(text)
     head = text[: end.start()] if end and end.start() > 0 else text
     forms = list(LEGAL_FORM.finditer(head))
