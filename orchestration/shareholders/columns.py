@@ -4,6 +4,7 @@ each notary's wording (German or English)."""
 from __future__ import annotations
 
 import re
+from difflib import get_close_matches
 from enum import Enum
 
 
@@ -19,13 +20,32 @@ class Role(str, Enum):
     IGNORED = "ignored"  # changes, remarks, previous numbers
 
 
+# Heading words as notaries write them; OCR's misreadings of them are taken for them.
+_VOCABULARY = (
+    "nennbetrag nennbetrage nennbetrages betrag summe summeder stammeinlage stammeinlagen geschaftsanteil "
+    "geschaftsanteils geschaftsanteile gesellschafter gesellschafters beteiligung prozentuale prozentualer "
+    "prozent stammkapital vorname firma wohnort geburtsdatum insgesamt laufende nummer veranderung "
+    "veranderungen veranderungsspalte anteil ubernommenen"
+).split()
+
+
 def normalise(heading: str) -> str:
     """Heading words joined over line breaks and hyphens, lower case, OCR's usual slips undone."""
     text = re.sub(r"(\w)[-‐­]\s+(?=[a-zäöüß])", r"\1", heading)  # "Geschäfts- anteil"
     text = text.lower().replace("ä", "a").replace("ö", "o").replace("ü", "u").replace("ß", "ss")
-    text = re.sub(r"[|_]", " ", text)
+    text = re.sub(r"[|_‚'\"“”„:;!]", " ", text)
     text = text.replace("0", "o").replace("1", "l") if not re.search(r"\d{2}", text) else text
-    return re.sub(r"\s+", " ", text).strip()
+    return " ".join(_known_word(word) for word in text.split())
+
+
+def _known_word(word: str) -> str:
+    if len(word) < 6 or word.strip(".,/()") in _VOCABULARY:
+        return word
+    bare = word.strip(".,/()")
+    match = get_close_matches(bare, _VOCABULARY, n=1, cutoff=0.8)
+    if not match:
+        return word
+    return "summe der" if match[0] == "summeder" else match[0]
 
 
 _CHANGES = re.compile(r"veranderung|change|bemerkung|remark|bisherig|previous|fruher|anmerkung")

@@ -81,17 +81,15 @@ def extract(table: Table | None) -> ExtractedList:
     total_from_row: Decimal | None = None
     for row in rows:
         holder_text = row.text(by_role[Role.HOLDER] + by_role[Role.DETAIL])
-        reading = _read_row(row, by_role)
+        list_number = LIST_NUMBER.match(holder_text) if not by_role[Role.NUMBER] else None
+        if list_number:
+            holder_text = holder_text[list_number.end() :]
+        reading = _read_row(row, by_role, running_sum, list_number.group(1) if list_number else None)
         if reading is None:
             continue
-        shares, share_pcts, stated_total, stated_pct, below_one = reading
-        row_sum = sum((s.nominal * (s.count or 1) for s in shares), Decimal(0))
-        # An unlabelled sum under the last amount ("EUR 100,00" underlined, then "EUR 25.000,00").
-        if shares and len(shares) > 1 and shares[-1].nominal == running_sum + row_sum - shares[-1].nominal:
-            total_from_row = shares[-1].nominal
-            shares, share_pcts = shares[:-1], share_pcts[:-1]
-            row_sum -= total_from_row
-        running_sum += row_sum
+        shares, share_pcts, stated_total, stated_pct, below_one, unlabelled_sum = reading
+        total_from_row = unlabelled_sum or total_from_row
+        running_sum += sum((s.nominal * (s.count or 1) for s in shares), Decimal(0))
         low += _low_confidence(row, by_role)
         holder = _holder_for(holders, holder_text)
         if holder is None:
@@ -150,7 +148,7 @@ def _rows(table: Table, by_role: dict[Role, list[int]]) -> list[_Row]:
     rows: list[_Row] = []
     previous_number = ""
     for line in table.lines:
-        number_text = " ".join(line.text(c) for c in by_role[Role.NUMBER])
+        number_text = " ".join(line.text(c) for c in by_role[Role.NUMBER]) or _list_number(line, by_role)
         starts_number = bool(re.match(r"\s*\d", number_text)) and not re.search(
             r"(?:bis|to|-|–|—)\s*$", previous_number
         ) and bool(running_numbers_in(_without_amounts(number_text)))
@@ -166,7 +164,20 @@ def _rows(table: Table, by_role: dict[Role, list[int]]) -> list[_Row]:
 
 
 def _has_number(row: _Row, by_role: dict[Role, list[int]]) -> bool:
-    return any(line.text(c) for line in row.lines for c in by_role[Role.NUMBER])
+    return any(line.text(c) for line in row.lines for c in by_role[Role.NUMBER]) or any(
+        _list_number(line, by_role) for line in row.lines
+    )
+
+
+LIST_NUMBER = re.compile(r"^\s*(\d{1,4})\.\s+(?=\D)")
+
+
+def _list_number(line: TableLine, by_role: dict[Role, list[int]]) -> str:
+    """In a list without a number column, the entry's number before the shareholder ("1. …")."""
+    if by_role[Role.NUMBER] or not by_role[Role.HOLDER]:
+        return ""
+    match = LIST_NUMBER.match(line.text(by_role[Role.HOLDER][0]))
+    return match.group(1) if match else ""
 
 
 def _without_amounts(text: str) -> str:
@@ -178,12 +189,12 @@ def _without_amounts(text: str) -> str:
     )
 
 
-def _read_row(row: _Row, by_role: dict[Role, list[int]]):
+def _read_row(row: _Row, by_role: dict[Role, list[int]], running_sum: Decimal, list_number: str | None):
     number_columns = by_role[Role.NUMBER]
     nominal_columns = by_role[Role.NOMINAL]
     mixed = set(number_columns) & set(nominal_columns)
     number_text = _without_amounts(row.text(number_columns)) if number_columns else ""
-    numbers = running_numbers_in(number_text)
+    numbers = running_numbers_in(number_text) or ([(list_number, None)] if list_number else [])
     amount_text = row.text(nominal_columns)
     if not numbers:
         mentions = re.findall(r"(?:l\S{0,2}d\.?\s*)?Nr\.?\s*(\d+(?:\.\d+)*)", amount_text)
@@ -206,11 +217,15 @@ def _read_row(row: _Row, by_role: dict[Role, list[int]]):
         below_one |= value is None
     if not numbers and not amounts and not totals:
         return None
+    # An unlabelled sum under the last amount ("EUR 100,00" underlined, then "EUR 25.000,00").
+    unlabelled_sum = None
+    if len(amounts) > max(len(numbers), 1) and amounts[-1] == running_sum + sum(amounts[:-1]):
+        unlabelled_sum, amounts = amounts[-1], amounts[:-1]
     shares = _shares(numbers, amounts, counts, totals, per_share="je" in amount_text.lower())
     if len(share_pcts) != len(shares):
         share_pcts = (share_pcts + [None] * len(shares))[: len(shares)]
     stated_total = totals[0] if totals else None
-    return shares, share_pcts, stated_total, stated_pct, below_one and stated_pct is None
+    return shares, share_pcts, stated_total, stated_pct, below_one and stated_pct is None, unlabelled_sum
 
 
 def _shares(numbers, amounts, counts, totals, *, per_share: bool) -> list[Share]:

@@ -18,17 +18,20 @@ MIN_RULE_SHARE = 0.035
 # Bilevel rules are broken by noise: gaps this short between pieces of a rule are closed.
 GAP_SHARE = 0.004
 BINARY_THRESHOLD = 160
+DOT_GAP = 5
 # Shading is where more than this share of a window's pixels (0–255 scale) are isolated specks.
 DITHER_WINDOW = 61
 DITHER_DENSITY = 40
 DITHER_MARGIN = 25
+SHADING_BLUR = 2.5
+SHADING_THRESHOLD = 115
 
 
 def find_rules(gray: np.ndarray) -> tuple[list[Rule], np.ndarray]:
     """The page's horizontal and vertical rules, and the page with them painted white."""
     ink = (gray < BINARY_THRESHOLD).astype(np.uint8) * 255
-    # Where the page is shaded, only the opened ink counts: specks go, strokes stay, and the
-    # dither's runs of dots are not taken for rules.
+    # Where the page is shaded, only the opened ink counts for rules: the dither's runs of dots
+    # are not taken for rules.
     opened = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
     shaded = _shaded(ink, opened)
     ink[shaded] = opened[shaded]
@@ -42,7 +45,12 @@ def find_rules(gray: np.ndarray) -> tuple[list[Rule], np.ndarray]:
         opening = cv2.getStructuringElement(cv2.MORPH_RECT, (length, 1) if horizontal else (1, length))
         # Opening first, so the letters of a line are never joined into a rule; then the pieces of
         # a rule broken by noise are joined again.
-        lines = cv2.morphologyEx(cv2.morphologyEx(ink, cv2.MORPH_OPEN, opening), cv2.MORPH_CLOSE, close)
+        source = ink
+        if not horizontal:
+            # Dotted column rules: their dots are joined first. Only vertically, where the
+            # letters of a line never touch those of the next at this distance.
+            source = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (1, DOT_GAP)))
+        lines = cv2.morphologyEx(cv2.morphologyEx(source, cv2.MORPH_OPEN, opening), cv2.MORPH_CLOSE, close)
         count, _, stats, _ = cv2.connectedComponentsWithStats(lines, connectivity=8)
         for x, y, w, h, _area in stats[1:count]:
             if horizontal and w >= length and h <= max(length // 4, 12):
@@ -53,14 +61,17 @@ def find_rules(gray: np.ndarray) -> tuple[list[Rule], np.ndarray]:
     # Paint the rules out with a pixel of margin, where anti-aliasing and noise cling to them.
     mask = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
     cleaned = gray.copy()
-    cleaned[shaded] = np.where(opened[shaded] > 0, 0, 255)
+    # Shading is read through a blur: its dots fade to a light grey, the solid strokes of the
+    # letters stay dark.
+    blurred = cv2.GaussianBlur(gray, (0, 0), SHADING_BLUR)
+    cleaned[shaded] = np.where(blurred[shaded] < SHADING_THRESHOLD, 0, 255)
     cleaned[mask > 0] = 255
     return rules, cleaned
 
 
 def _shaded(ink: np.ndarray, opened: np.ndarray) -> np.ndarray:
     """Where the page is dithered shading (grey heading bands, fax noise): dense specks that an
-    opening removes. There only the opened ink is kept; letters elsewhere keep their thin strokes."""
+    opening removes. Letters elsewhere keep their thin strokes."""
     specks = cv2.subtract(ink, opened)
     density = cv2.blur(specks, (DITHER_WINDOW, DITHER_WINDOW))
     grown = cv2.dilate((density > DITHER_DENSITY).astype(np.uint8), np.ones((DITHER_MARGIN, DITHER_MARGIN), np.uint8))

@@ -213,7 +213,8 @@ def _ruled_columns(page: Page, heading: list[_Line]) -> list[Column]:
     )
     # The table's outer edges, where the rules above and below the heading end, when the table
     # draws no vertical rule there.
-    edges = [r for r in _horizontal(page) if top - height <= r.y0 <= bottom + height]
+    line_height = max(w.height for line in heading for w in line.words)
+    edges = [r for r in _horizontal(page) if top - 3 * line_height <= r.y0 <= bottom + 3 * line_height]
     if len(xs) >= 2 and edges:
         xs = sorted(xs + [min(r.x0 for r in edges), max(r.x1 for r in edges)])
     boundaries: list[float] = []
@@ -229,7 +230,7 @@ def _ruled_columns(page: Page, heading: list[_Line]) -> list[Column]:
         inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 < x1]
         heading_text = _join_lines(inside)
         columns.append(Column(heading=heading_text, x0=x0, x1=x1, roles=roles(heading_text)))
-    return [column for column in columns if column.heading]
+    return columns
 
 
 def _typed_columns(heading: list[_Line]) -> list[Column]:
