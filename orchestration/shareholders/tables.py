@@ -171,7 +171,17 @@ def _find_heading(page: Page, lines: list[_Line], start: int) -> tuple[list[Colu
 
 
 def _horizontal(page: Page) -> list[Rule]:
-    return [rule for rule in page.rules if rule.horizontal and rule.x1 - rule.x0 >= page.width * 0.15]
+    """The page's horizontal rules, pieces of one rule (broken where it crosses a column rule or by
+    noise) joined, that are long enough to separate rows."""
+    tolerance, gap = page.height * 0.002, page.width * 0.03
+    joined: list[Rule] = []
+    for rule in sorted((r for r in page.rules if r.horizontal), key=lambda r: (round(r.y0 / max(tolerance, 1e-9)), r.x0)):
+        last = joined[-1] if joined else None
+        if last and abs(last.y0 - rule.y0) <= tolerance and rule.x0 - last.x1 <= gap:
+            joined[-1] = Rule(last.x0, last.y0, max(last.x1, rule.x1), last.y1)
+        else:
+            joined.append(rule)
+    return [rule for rule in joined if rule.x1 - rule.x0 >= page.width * 0.15]
 
 
 def _heading_band(page: Page, lines: list[_Line], keyword: int, start: int) -> tuple[int, int]:
@@ -308,7 +318,7 @@ def _body(
     return body, None, len(lines)
 
 
-_VALUE_ROLES = {Role.NOMINAL, Role.NOMINAL_TOTAL, Role.PERCENT, Role.PERCENT_TOTAL, Role.COUNT, Role.IGNORED}
+_VALUE_ROLES = {Role.PERCENT, Role.PERCENT_TOTAL, Role.IGNORED}
 
 
 def _leading_text(line: TableLine, columns: list[Column]) -> str:
