@@ -173,15 +173,16 @@ def _find_heading(page: Page, lines: list[_Line], start: int) -> tuple[list[Colu
 def _horizontal(page: Page) -> list[Rule]:
     """The page's horizontal rules, pieces of one rule (broken where it crosses a column rule or by
     noise) joined, that are long enough to separate rows."""
-    tolerance, gap = page.height * 0.002, page.width * 0.03
+    tolerance, gap = page.height * 0.002, page.width * 0.05
     joined: list[Rule] = []
-    for rule in sorted((r for r in page.rules if r.horizontal), key=lambda r: (round(r.y0 / max(tolerance, 1e-9)), r.x0)):
-        last = joined[-1] if joined else None
-        if last and abs(last.y0 - rule.y0) <= tolerance and rule.x0 - last.x1 <= gap:
-            joined[-1] = Rule(last.x0, last.y0, max(last.x1, rule.x1), last.y1)
+    for rule in sorted((r for r in page.rules if r.horizontal), key=lambda r: r.x0):
+        for index, known in enumerate(joined):
+            if abs(known.y0 - rule.y0) <= tolerance and rule.x0 - known.x1 <= gap:
+                joined[index] = Rule(known.x0, known.y0, max(known.x1, rule.x1), known.y1)
+                break
         else:
             joined.append(rule)
-    return [rule for rule in joined if rule.x1 - rule.x0 >= page.width * 0.15]
+    return sorted((rule for rule in joined if rule.x1 - rule.x0 >= page.width * 0.15), key=lambda r: r.y0)
 
 
 def _heading_band(page: Page, lines: list[_Line], keyword: int, start: int) -> tuple[int, int]:
