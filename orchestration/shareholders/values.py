@@ -49,7 +49,8 @@ FOREIGN_REGISTER = re.compile(
     re.I,
 )
 SEAT = re.compile(
-    r"(?:mit\s+(?:dem\s+)?Sitz\s+(?:in\s+)?|Sitz:?\s+(?:in\s+)?|with\s+(?:its\s+)?(?:registered\s+)?(?:seat|office)\s+(?:in\s+)?)"
+    r"(?:mit\s+(?:dem\s+)?Sitz\s+(?:in\s+)?|Sitz:?\s+(?:in\s+)?|with\s+(?:its\s+)?(?:registered\s+)?(?:seat|office)\s+(?:in\s+)?|"
+    r"(?:registered\s+)?(?:seat|office):?\s+(?:in\s+)?)"
     r"(?P<place>[A-ZÄÖÜ][\w\-]+(?:\s+(?:am|an\s+der|in|im|a\.\s?M\.|bei)\s+[A-ZÄÖÜ][\w\-]+|\s+\([\w\s]+\))?)"
 )
 
