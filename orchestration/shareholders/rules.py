@@ -250,11 +250,23 @@ def _shares(numbers, amounts, counts, totals, *, per_share: bool) -> list[Share]
     return shares
 
 
+# How the further lines of a shareholder's description begin: never a new shareholder.
+CONTINUATION = re.compile(
+    r"^\s*(?:geb\.|geboren|born|w[oö]hnhaft|resident|residing|mit\s|Sitz\b|seat\b|with\s|eingetragen|registered|"
+    r"Amtsgericht|Registergericht|Local\s+Court|AG\s+[A-ZÄÖÜ]|HR[AB]\b|\(|\d{1,2}\.\s?\d{1,2}\.\s?\d{4}|\d{5}\s)",
+    re.IGNORECASE,
+)
+
+
 def _holder_for(holders: list[_Holder], text: str) -> _Holder | None:
-    """The shareholder a row belongs to: the one before it when it names none, else one it names again."""
+    """The shareholder a row belongs to: the one before it when it names none or only goes on
+    describing it, else one it names again."""
     letters = re.sub(r"[^\w]", "", text.casefold())
     if len(letters) < 3:
         return holders[-1] if holders else None
+    if holders and CONTINUATION.match(text):
+        holders[-1].text = f"{holders[-1].text}, {text}"
+        return holders[-1]
     for holder in holders:
         known = re.sub(r"[^\w]", "", holder.text.casefold())
         if SequenceMatcher(None, known, letters).ratio() >= SAME_HOLDER and _same_dates(holder.text, text):
@@ -306,7 +318,7 @@ def _shareholder(holder: _Holder) -> Shareholder:
     head = re.sub(r"\b(?:geb\.?|geboren|born)(?:\s+(?:am|on))?\s*$", "", head.strip(" ,;")).strip(" ,;")
     residence = text[match.end() :].strip(" ,;") if match else None
     if residence:
-        residence = re.sub(r"^(?:wohnhaft|resident|residing|Wohnort:?)(?:\s+in)?\s+", "", residence, flags=re.I)
+        residence = re.sub(r"^(?:w[oö]hnhaft|resident|residing|Wohnort:?)(?:\s+in)?\s+", "", residence, flags=re.I)
     parts = [p.strip() for p in head.split(",") if p.strip()]
     if len(parts) >= 2:
         last_name, first_name = parts[0], parts[1]
