@@ -65,9 +65,10 @@ def _real_lists(samples: Path) -> dict:
         verified_wrong += bool(wrong) and status == "verified"
         right += not wrong
         failed = ", ".join(check.name for check in result.validation.failed)
-        _log(f"{expected['file']}: {'right' if not wrong else 'WRONG'}, {status}"
-             f"{f' ({failed})' if failed else ''}, {seconds:.1f} s"
-             + "".join(f"\n    {item}" for item in wrong))
+        _log(
+            f"{expected['file']}: {'right' if not wrong else 'WRONG'}, {status}"
+            f"{f' ({failed})' if failed else ''}, {seconds:.1f} s" + "".join(f"\n    {item}" for item in wrong)
+        )
     return {
         "real_lists": lists,
         "real_lists_right": right,
@@ -83,8 +84,9 @@ def _real_lists(samples: Path) -> dict:
 
 def _text_pages_per_s(count: int) -> float:
     lists = [
-        generate_list(1000 + i, company_name=f"Bench {i} GmbH", capital=CAPITAL, layout=LAYOUTS[i % len(LAYOUTS)],
-                      form="text_pdf")
+        generate_list(
+            1000 + i, company_name=f"Bench {i} GmbH", capital=CAPITAL, layout=LAYOUTS[i % len(LAYOUTS)], form="text_pdf"
+        )
         for i in range(count)
     ]
     start = time.perf_counter()

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 from difflib import get_close_matches
-from enum import Enum
+from enum import StrEnum
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     NUMBER = "number"  # running numbers of the shares
     HOLDER = "holder"  # name, birth date, residence, or firm, seat, register
     DETAIL = "detail"  # a further column about the holder: residence, seat, birth date, register
@@ -21,19 +21,45 @@ class Role(str, Enum):
 
 
 # Heading words as notaries write them; OCR's misreadings of them are taken for them.
-_VOCABULARY = (
-    "nennbetrag nennbetrage nennbetrages betrag summe summeder stammeinlage stammeinlagen geschaftsanteil "
-    "geschaftsanteils geschaftsanteile gesellschafter gesellschafters beteiligung prozentuale prozentualer "
-    "prozent stammkapital vorname firma wohnort geburtsdatum insgesamt laufende nummer veranderung "
-    "veranderungen veranderungsspalte anteil ubernommenen"
-).split()
+_VOCABULARY = [
+    "nennbetrag",
+    "nennbetrage",
+    "nennbetrages",
+    "betrag",
+    "summe",
+    "summeder",
+    "stammeinlage",
+    "stammeinlagen",
+    "geschaftsanteil",
+    "geschaftsanteils",
+    "geschaftsanteile",
+    "gesellschafter",
+    "gesellschafters",
+    "beteiligung",
+    "prozentuale",
+    "prozentualer",
+    "prozent",
+    "stammkapital",
+    "vorname",
+    "firma",
+    "wohnort",
+    "geburtsdatum",
+    "insgesamt",
+    "laufende",
+    "nummer",
+    "veranderung",
+    "veranderungen",
+    "veranderungsspalte",
+    "anteil",
+    "ubernommenen",
+]
 
 
 def normalise(heading: str) -> str:
     """Heading words joined over line breaks and hyphens, lower case, OCR's usual slips undone."""
-    text = re.sub(r"(\w)[-‐­]\s+(?=[a-zäöüß])", r"\1", heading)  # "Geschäfts- anteil"
+    text = re.sub(r"(\w)[-\u2010\u00ad]\s+(?=[a-zäöüß])", r"\1", heading)  # "Geschäfts- anteil"
     text = text.lower().replace("ä", "a").replace("ö", "o").replace("ü", "u").replace("ß", "ss")
-    text = re.sub(r"[|_‚'\"“”„:;!]", " ", text)
+    text = re.sub(r"[|_\u201a'\"\u201c\u201d\u201e:;!]", " ", text)
     text = text.replace("0", "o").replace("1", "l") if not re.search(r"\d{2}", text) else text
     return " ".join(_known_word(word) for word in text.split())
 

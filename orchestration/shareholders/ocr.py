@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import pairwise
+
 import numpy as np
 import pytesseract
 from PIL import Image, ImageFilter
@@ -79,7 +81,12 @@ def read_scan(image: Image.Image, *, number: int, max_pixels: int) -> Page:
         strip = _words(readable.crop((x0, y0, x1, y1)), offset=(x0, y0))
         words = [w for w in words if not (x0 <= (w.x0 + w.x1) / 2 < x1 and y0 <= w.center_y < y1)] + strip
     return Page(
-        number=number, width=image.width, height=image.height, words=words, rules=rules, source="ocr",
+        number=number,
+        width=image.width,
+        height=image.height,
+        words=words,
+        rules=rules,
+        source="ocr",
         rotation=rotation,
     )
 
@@ -95,10 +102,16 @@ def _words(image: Image.Image, offset: tuple[float, float] = (0, 0)) -> list[Wor
         ) from error
     dx, dy = offset
     return [
-        Word(text=text.strip(), x0=left + dx, y0=top + dy, x1=left + width + dx, y1=top + height + dy,
-             confidence=float(conf))
+        Word(
+            text=text.strip(),
+            x0=left + dx,
+            y0=top + dy,
+            x1=left + width + dx,
+            y1=top + height + dy,
+            confidence=float(conf),
+        )
         for text, left, top, width, height, conf in zip(
-            data["text"], data["left"], data["top"], data["width"], data["height"], data["conf"]
+            data["text"], data["left"], data["top"], data["width"], data["height"], data["conf"], strict=True
         )
         if text.strip() and float(conf) >= 0
     ]
@@ -107,10 +120,11 @@ def _words(image: Image.Image, offset: tuple[float, float] = (0, 0)) -> list[Wor
 def _column_strips(rules: list[Rule], width: int, height: int) -> list[tuple[int, int, int, int]]:
     """The areas between neighbouring vertical rules that run side by side over a good part of the
     page: the columns of a ruled table."""
-    verticals = sorted((r for r in rules if not r.horizontal and r.y1 - r.y0 >= height * MIN_STRIP_SHARE),
-                       key=lambda r: r.x0)
+    verticals = sorted(
+        (r for r in rules if not r.horizontal and r.y1 - r.y0 >= height * MIN_STRIP_SHARE), key=lambda r: r.x0
+    )
     strips = []
-    for left, right in zip(verticals, verticals[1:]):
+    for left, right in pairwise(verticals):
         top, bottom = max(left.y0, right.y0), min(left.y1, right.y1)
         if right.x0 - left.x0 >= width * 0.02 and bottom - top >= height * MIN_STRIP_SHARE:
             strips.append((int(left.x0) + 2, int(top), int(right.x0) - 2, int(bottom)))

@@ -17,7 +17,7 @@ class Word:
     y0: float
     x1: float
     y1: float
-    confidence: float  # 0–100 as Tesseract reports it; 100 for a text layer
+    confidence: float  # 0 to 100 as Tesseract reports it; 100 for a text layer
 
     @property
     def center_y(self) -> float:
@@ -51,14 +51,3 @@ class Page:
     rules: list[Rule] = field(default_factory=list)
     source: Literal["text_layer", "ocr"] = "ocr"
     rotation: int = 0  # degrees the scan was turned clockwise to read it upright
-
-    @property
-    def text(self) -> str:
-        """The words line by line, for logs and for pages that hold no table."""
-        lines: list[list[Word]] = []
-        for word in sorted(self.words, key=lambda w: (w.center_y, w.x0)):
-            if lines and abs(lines[-1][-1].center_y - word.center_y) < max(word.height, 1) * 0.5:
-                lines[-1].append(word)
-            else:
-                lines.append([word])
-        return "\n".join(" ".join(w.text for w in sorted(line, key=lambda w: w.x0)) for line in lines)

@@ -16,7 +16,7 @@ from difflib import SequenceMatcher
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.columns import Role
 from orchestration.shareholders.model import ExtractedList, LowConfidenceCell, Share, Shareholder
-from orchestration.shareholders.tables import Cell, Table, TableLine
+from orchestration.shareholders.tables import Cell, Table, TableLine, join_lines
 from orchestration.shareholders.values import (
     amounts_in,
     birth_date_in,
@@ -39,20 +39,8 @@ class _Row:
     lines: list[TableLine] = field(default_factory=list)
 
     def text(self, columns: list[int]) -> str:
-        parts = []
-        for column in columns:
-            text = ""
-            for line in self.lines:
-                part = line.text(column)
-                if not part:
-                    continue
-                if text.endswith("-") and part[:1].islower():
-                    text = text[:-1] + part
-                else:
-                    text = f"{text} {part}".strip()
-            if text:
-                parts.append(text)
-        return ", ".join(parts)
+        parts = [join_lines([line.text(column) for line in self.lines]) for column in columns]
+        return ", ".join(part for part in parts if part)
 
     def cells(self, columns: list[int]) -> list[tuple[TableLine, Cell]]:
         return [(line, line.cells[c]) for line in self.lines for c in columns if c in line.cells]
@@ -149,9 +137,11 @@ def _rows(table: Table, by_role: dict[Role, list[int]]) -> list[_Row]:
     previous_number = ""
     for line in table.lines:
         number_text = " ".join(line.text(c) for c in by_role[Role.NUMBER]) or _list_number(line, by_role)
-        starts_number = bool(re.match(r"\s*\d", number_text)) and not re.search(
-            r"(?:bis|to|-|–|—)\s*$", previous_number
-        ) and bool(running_numbers_in(_without_amounts(number_text)))
+        starts_number = (
+            bool(re.match(r"\s*\d", number_text))
+            and not re.search(r"(?:bis|to|-|\u2013|\u2014)\s*$", previous_number)
+            and bool(running_numbers_in(_without_amounts(number_text)))
+        )
         if previous_number or number_text:
             previous_number = number_text or previous_number
         new_row = not rows or (crosses_holder(line) if ruled else starts_number and _has_number(rows[-1], by_role))
@@ -183,7 +173,7 @@ def _list_number(line: TableLine, by_role: dict[Role, list[int]]) -> str:
 def _without_amounts(text: str) -> str:
     """Cell text without money amounts, so a "Lfd. Nr. + Nennbetrag" cell yields its numbers."""
     return re.sub(
-        r"(?:EUR|€|DM)?\s*\d{1,3}(?:\.\d{3})*,(?:\d{1,2}|[-–]{1,2})\s*(?:EUR|€|DM|Euro)?|(?:EUR|€|DM)\s*\d[\d.]*",
+        r"(?:EUR|€|DM)?\s*\d{1,3}(?:\.\d{3})*,(?:\d{1,2}|[-\u2013]{1,2})\s*(?:EUR|€|DM|Euro)?|(?:EUR|€|DM)\s*\d[\d.]*",
         " ",
         text,
     )
@@ -242,9 +232,9 @@ def _shares(numbers, amounts, counts, totals, *, per_share: bool) -> list[Share]
         count = share.count or 1
         if index < len(counts) and counts[index] > 1 and last is None:
             count = counts[index]
-        if count > 1 and not per_share and len(numbers) == 1 and totals and amounts[index] == totals[0]:
-            share = share.model_copy(update={"nominal": (amounts[index] / count).quantize(Decimal("0.01"))})
-        elif count > 1 and not per_share and not totals and amounts[index] >= count:
+        if (count > 1 and not per_share and len(numbers) == 1 and totals and amounts[index] == totals[0]) or (
+            count > 1 and not per_share and not totals and amounts[index] >= count
+        ):
             share = share.model_copy(update={"nominal": (amounts[index] / count).quantize(Decimal("0.01"))})
         shares.append(share)
     return shares

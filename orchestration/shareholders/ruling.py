@@ -19,7 +19,7 @@ MIN_RULE_SHARE = 0.035
 GAP_SHARE = 0.004
 BINARY_THRESHOLD = 160
 DOT_GAP = 5
-# Shading is where more than this share of a window's pixels (0–255 scale) are isolated specks.
+# Shading is where more than this share of a window's pixels (0-255 scale) are isolated specks.
 DITHER_WINDOW = 61
 DITHER_DENSITY = 40
 DITHER_MARGIN = 25

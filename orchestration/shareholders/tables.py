@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from orchestration.shareholders.columns import Role, heading_kinds, roles
 from orchestration.shareholders.page import Page, Rule, Word
@@ -24,7 +25,9 @@ SUM_LINE = re.compile(
     r"^(?:Summe|Gesamtsumme|Gesamt\w*|insgesamt|Stammkapital|Share\s+Capital|Total)\b|^insg\.", re.IGNORECASE
 )
 END_OF_TABLE = re.compile(
-    r"^(?:[A-ZÄÖÜ][\w/().\- ]{1,40},\s+(?:(?:den|am)\b|\d{1,2}\.\s?(?:\d{1,2}\.|[A-ZÄÖÜ]))|Datum\b|Date\b|Bescheinigung|Hiermit|Der\s+Notar|Ich,|"
+    # place and date ("Hannover, den …", "Neuss, 01.08.2021"), the certificate, the signature
+    r"^(?:[A-ZÄÖÜ][\w/().\- ]{1,40},\s+(?:(?:den|am)\b|\d{1,2}\.\s?(?:\d{1,2}\.|[A-ZÄÖÜ]))|"
+    r"Datum\b|Date\b|Bescheinigung|Hiermit|Der\s+Notar|Ich,|"
     r"Die\s+in\s+der\s+vorstehenden|\*\s*GA\b|Der\s+Gesch[äa]ftsf[üu]hrer)",
 )
 
@@ -227,7 +230,7 @@ def _ruled_columns(page: Page, heading: list[_Line]) -> list[Column]:
     line_height = max(w.height for line in heading for w in line.words)
     edges = [r for r in _horizontal(page) if top - 3 * line_height <= r.y0 <= bottom + 3 * line_height]
     if len(xs) >= 2 and edges:
-        xs = sorted(xs + [min(r.x0 for r in edges), max(r.x1 for r in edges)])
+        xs = sorted([*xs, min(r.x0 for r in edges), max(r.x1 for r in edges)])
     boundaries: list[float] = []
     for x in xs:
         if boundaries and x - boundaries[-1] < page.width * 0.01:
@@ -237,7 +240,7 @@ def _ruled_columns(page: Page, heading: list[_Line]) -> list[Column]:
     if len(boundaries) < 3:
         return []
     columns = []
-    for x0, x1 in zip(boundaries, boundaries[1:]):
+    for x0, x1 in pairwise(boundaries):
         inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 < x1]
         heading_text = _join_lines(inside)
         columns.append(Column(heading=heading_text, x0=x0, x1=x1, roles=roles(heading_text)))
@@ -268,15 +271,17 @@ def _typed_columns(heading: list[_Line]) -> list[Column]:
 
 
 def _join_lines(words: list[Word]) -> str:
-    """Words of a cell in reading order, lines joined and hyphenated words mended."""
-    lines = _lines(words)
+    """Words of a cell in reading order, its lines joined."""
+    return join_lines([line.text for line in _lines(words)])
+
+
+def join_lines(parts: list[str]) -> str:
+    """A cell's lines as one text, hyphenated words mended ("Geschäfts-" + "anteil")."""
     text = ""
-    for line in lines:
-        part = line.text
-        if text.endswith("-") and part[:1].islower():
-            text = text[:-1] + part
-        else:
-            text = f"{text} {part}".strip()
+    for part in parts:
+        if not part:
+            continue
+        text = text[:-1] + part if text.endswith("-") and part[:1].islower() else f"{text} {part}".strip()
     return text
 
 

@@ -10,7 +10,14 @@ from decimal import Decimal, InvalidOperation
 CURRENCY_WORDS = {"EUR": "EUR", "€": "EUR", "EURO": "EUR", "DM": "DEM", "USD": "USD", "CHF": "CHF", "GBP": "GBP"}
 _CURRENCY = r"(?:EUR|Euro|€|DM|USD|CHF|GBP)"
 # 12.500,00 · 12.500,-- · 12.500,- · 12.500 · 1,00 · 1 · 12,500.00 (English lists)
-_AMOUNT_BODY = r"\d{1,3}(?:,\d{3})+\.\d{2}|\d{1,3}(?:[.'’]\d{3})+(?:,\d{1,2}|,[-–—]{1,2})?|\d+(?:,\d{1,2}|,[-–—]{1,2})?|\d{1,3}(?:,\d{3})+(?:\.\d{2})?"
+_CENTS = r"(?:,\d{1,2}|,[-\u2013\u2014]{1,2})?"
+_AMOUNT_BODY = "|".join(
+    (
+        r"\d{1,3}(?:,\d{3})+\.\d{2}",  # 12,500.00
+        rf"\d{{1,3}}(?:[.'\u2019]\d{{3}})+{_CENTS}",  # 12.500,00
+        rf"\d+{_CENTS}",  # 1,00 or 25000
+    )
+)
 AMOUNT = re.compile(
     rf"(?P<pre>{_CURRENCY}\s*)?(?<![\d.,])(?P<body>{_AMOUNT_BODY})(?![\d])(?P<post>\s*{_CURRENCY}(?![A-Za-z]))?",
     re.IGNORECASE,
@@ -18,9 +25,13 @@ AMOUNT = re.compile(
 PERCENT = re.compile(
     r"(?P<below><\s*1\s*%)|(?<![\d.,])(?P<value>\d{1,3}(?:[.,]\d{1,4})?)\s*(?P<star>\*)?\s*%\s*(?P<star2>\*)?"
 )
-BARE_PERCENT = re.compile(r"(?P<below><\s*1)|(?<![\d.,])(?P<value>\d{1,3}(?:[.,]\d{1,4})?)(?P<star>\s*\*)?(?![\d.,]*\d)")
+BARE_PERCENT = re.compile(
+    r"(?P<below><\s*1)|(?<![\d.,])(?P<value>\d{1,3}(?:[.,]\d{1,4})?)(?P<star>\s*\*)?(?![\d.,]*\d)"
+)
 _NUMBER = r"\d{1,3}(?:\.\d{3})+|\d+(?:\.\d+)*"
-RANGE = re.compile(rf"(?<![\d.,])(?P<first>{_NUMBER})\s*(?:-|–|—|bis|to|until)\s*(?P<last>{_NUMBER})(?![\d,])", re.I)
+RANGE = re.compile(
+    rf"(?<![\d.,])(?P<first>{_NUMBER})\s*(?:-|\u2013|\u2014|bis|to|until)\s*(?P<last>{_NUMBER})(?![\d,])", re.I
+)
 SINGLE = re.compile(rf"(?<![\d.,])(?P<first>{_NUMBER})\.?(?![\d,])")
 RUNNING_NUMBER_MENTION = re.compile(r"(?:lfd\.?\s*Nr\.?|Nr\.)\s*(?P<first>\d+(?:\.\d+)*)", re.I)
 BIRTH = re.compile(r"(?P<day>\d{1,2})\.\s?(?P<month>\d{1,2})\.\s?(?P<year>(?:19|20)\d{2})")
@@ -40,7 +51,7 @@ FIRM_END = re.compile(
 )
 REGISTER = re.compile(
     r"(?:(?:Amtsgericht|AG|Registergericht|Local\s+Court(?:\s+of)?)\s+(?P<court>[A-ZÄÖÜ][\w\-]+(?:\s+(?:am|an\s+der|in|im|a\.\s?M\.|\([\w\s]+\))(?:\s+[A-ZÄÖÜ][\w\-]+)?)?)"
-    r"[\s,–—-]*(?:unter\s+)?)?"
+    r"[\s,\u2013\u2014-]*(?:unter\s+)?)?"
     r"(?P<type>HRA|HRB|VR|GnR|PR)\s*(?P<number>\d[\d.]*(?:\s+[A-Z]{1,2}\b)?)"
 )
 FOREIGN_REGISTER = re.compile(
@@ -64,7 +75,7 @@ def parse_amount(text: str) -> Decimal:
 
 
 def _amount_value(body: str) -> Decimal:
-    body = re.sub(r"[-–—]+$", "00", body.replace("'", ".").replace("’", ".").replace(" ", "."))
+    body = re.sub(r"[-\u2013\u2014]+$", "00", body.replace("'", ".").replace("\u2019", ".").replace(" ", "."))
     if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d{2})?", body):  # English notation
         return Decimal(body.replace(",", ""))
     whole, _, cents = body.partition(",")
@@ -111,7 +122,9 @@ def percentages_in(text: str, *, bare: bool = False) -> list[tuple[Decimal | Non
         if match.group("below"):
             found.append((None, text[max(0, match.start() - 20) : match.start()]))
         else:
-            found.append((Decimal(match.group("value").replace(",", ".")), text[max(0, match.start() - 20) : match.start()]))
+            found.append(
+                (Decimal(match.group("value").replace(",", ".")), text[max(0, match.start() - 20) : match.start()])
+            )
     return found
 
 
@@ -124,7 +137,7 @@ def running_number(text: str) -> str:
 
 def running_numbers_in(text: str) -> list[tuple[str, str | None]]:
     """Running numbers and ranges of a cell, in order: ("1", None), ("1", "25000")."""
-    text = re.sub(r"(?<=\d)\s*(?:-|–|—)\s*$", " -", digits_mended(text))
+    text = re.sub(r"(?<=\d)\s*(?:-|\u2013|\u2014)\s*$", " -", digits_mended(text))
     found: list[tuple[int, str, str | None]] = []
     taken: list[tuple[int, int]] = []
     for match in RANGE.finditer(text):
