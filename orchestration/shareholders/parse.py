@@ -55,7 +55,7 @@ def extract_shareholders(
     """Shareholders of a list's table, by rules or the LLM, checked."""
     settings = settings or get_settings()
     if method == "llm":
-        return _finish(extract_with_llm(_required(table), settings), "llm", capital)
+        return _finish(_by_llm(_required(table), settings), "llm", capital)
     llm_configured = method == "auto" and bool(settings.llm_base_url) and table is not None
     try:
         by_rules = _finish(rules.extract(table), "rules", capital)
@@ -63,17 +63,23 @@ def extract_shareholders(
         if not llm_configured or error.failure_class != FailureClass.PARSER_ERROR:
             raise
         log.info("rules read no shareholders (%s); asking the LLM", error.message)
-        return _finish(extract_with_llm(table, settings), "llm", capital)
+        return _finish(_by_llm(table, settings), "llm", capital)
     if by_rules.validation.valid or not llm_configured:
         return by_rules
     failed = ", ".join(check.name for check in by_rules.validation.failed)
     log.info("rules result fails %s; asking the LLM", failed)
     try:
-        by_llm = _finish(extract_with_llm(table, settings), "llm", capital)
+        by_llm = _finish(_by_llm(table, settings), "llm", capital)
     except JobError as error:
         log.warning("LLM extraction failed, keeping the rules result: %s", error)
         return by_rules
     return by_llm if by_llm.validation.valid else by_rules
+
+
+def _by_llm(table: Table, settings: Settings) -> ExtractedList:
+    """The LLM's reading, with the cells OCR was unsure of: the model cannot tell which they are."""
+    extracted = extract_with_llm(table, settings)
+    return extracted.model_copy(update={"low_confidence_cells": table.low_confidence_cells()})
 
 
 def _required(table: Table | None) -> Table:

@@ -15,7 +15,7 @@ from difflib import SequenceMatcher
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.columns import Role
-from orchestration.shareholders.model import ExtractedList, LowConfidenceCell, Share, Shareholder
+from orchestration.shareholders.model import ExtractedList, Share, Shareholder
 from orchestration.shareholders.tables import Cell, Table, TableLine, join_lines
 from orchestration.shareholders.values import (
     amounts_in,
@@ -29,8 +29,6 @@ from orchestration.shareholders.values import (
     seat_of,
 )
 
-# Tesseract's word confidence below which a cell that carries a value is shown for review.
-LOW_CONFIDENCE = 60.0
 SAME_HOLDER = 0.85
 
 
@@ -64,7 +62,6 @@ def extract(table: Table | None) -> ExtractedList:
     by_role = _columns_by_role(table)
     rows = _rows(table, by_role)
     holders: list[_Holder] = []
-    low: list[LowConfidenceCell] = []
     running_sum = Decimal(0)
     total_from_row: Decimal | None = None
     for row in rows:
@@ -78,7 +75,6 @@ def extract(table: Table | None) -> ExtractedList:
         shares, share_pcts, stated_total, stated_pct, below_one, unlabelled_sum = reading
         total_from_row = unlabelled_sum or total_from_row
         running_sum += sum((s.nominal * (s.count or 1) for s in shares), Decimal(0))
-        low += _low_confidence(row, by_role)
         holder = _holder_for(holders, holder_text)
         if holder is None:
             holder = _Holder(text=holder_text)
@@ -101,7 +97,7 @@ def extract(table: Table | None) -> ExtractedList:
         shareholders=[_shareholder(holder) for holder in holders],
         total_nominal=total if total is not None else sum((_nominal(h) for h in holders), Decimal(0)),
         currency=currency,
-        low_confidence_cells=low,
+        low_confidence_cells=table.low_confidence_cells(),
     )
 
 
@@ -274,15 +270,6 @@ def _list_total(table: Table) -> Decimal | None:
         return None
     amounts = [a for cell in table.total_line.cells.values() for a in amounts_in(cell.text) if a > 0]
     return max(amounts) if amounts else None
-
-
-def _low_confidence(row: _Row, by_role: dict[Role, list[int]]) -> list[LowConfidenceCell]:
-    value_columns = sorted({c for role, columns in by_role.items() if role != Role.IGNORED for c in columns})
-    found = []
-    for line, cell in row.cells(value_columns):
-        if cell.confidence < LOW_CONFIDENCE and re.search(r"\w", cell.text):
-            found.append(LowConfidenceCell(page=line.page, text=cell.text, confidence=round(cell.confidence, 1)))
-    return found
 
 
 def _nominal(holder: _Holder) -> Decimal:

@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from orchestration.shareholders.columns import Role, heading_kinds, roles
+from orchestration.shareholders.model import LowConfidenceCell
 from orchestration.shareholders.page import Page, Rule, Word
 
+# Tesseract's word confidence below which a cell is shown for review.
+LOW_CONFIDENCE = 60.0
 # Words further apart than this many line heights belong to different phrases (cells).
 PHRASE_GAP = 0.5
 # A vertical rule is a column boundary when it runs over this share of the heading's height.
@@ -73,6 +76,18 @@ class Table:
     lines: list[TableLine]
     total_line: TableLine | None = None
     pages: list[int] = field(default_factory=list)
+
+    def low_confidence_cells(self) -> list[LowConfidenceCell]:
+        """Cells of the columns that carry values (not the changes column) that OCR read with a
+        word below LOW_CONFIDENCE: what a person should look at."""
+        read = {i for i, column in enumerate(self.columns) if column.roles - {Role.IGNORED} or not column.roles}
+        lines = [*self.lines, self.total_line] if self.total_line is not None else self.lines
+        return [
+            LowConfidenceCell(page=line.page, text=cell.text, confidence=round(cell.confidence, 1))
+            for line in lines
+            for index, cell in sorted(line.cells.items())
+            if index in read and cell.confidence < LOW_CONFIDENCE and re.search(r"\w", cell.text)
+        ]
 
     def as_rows(self) -> list[dict[str, str]]:
         """The table as plain cells by heading, for people and for the LLM."""
