@@ -46,7 +46,7 @@ SHAREHOLDER_CHECKS: list[BatchCheck] = [
      _failed_validation("read_confidently")),
     ("percentages_sum_to_100", "shareholder percentages sum to 100 within the rounding GesLV §4 allows",
      _failed_validation("percentages_sum_to_100")),
-    ("nominal_amounts_sum_to_capital", "nominal amounts sum to the capital of the parsed register data",
+    ("nominal_sum_matches_capital", "nominal amounts sum to the capital of the parsed register data",
      _failed_validation("nominal_sum_matches_capital")),
     ("shares_numbered", "every share has a running number, without gaps or repeats",
      _failed_validation("shares_numbered")),

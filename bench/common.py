@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import resource
@@ -25,12 +26,16 @@ SAMPLES_DIR = REPO_ROOT.parent / "shared" / "samples" / "xjustiz"
 
 
 def bench_database(name: str) -> URL:
-    """A fresh, migrated database: on HREG_DATABASE_URL's server, or an embedded one in a temp dir."""
+    """A fresh, migrated database: on HREG_DATABASE_URL's server, or an embedded one in a temp dir,
+    which stops when the benchmark exits."""
     if os.environ.get("HREG_DATABASE_URL"):
         server = make_url(os.environ["HREG_DATABASE_URL"]).set(drivername="postgresql+psycopg2")
     else:
         pgdata = Path(tempfile.gettempdir()) / f"hreg-bench-pg-{os.getuid()}"
         server = make_url(embedded.server_url(pgdata, "postgres"))
+        # The server outlives its starter by design (the CLI's and Dagster's processes share it);
+        # a benchmark's is its own, so it goes when the benchmark does.
+        atexit.register(embedded.stop, pgdata)
     url = server.set(database=name)
     admin = sa.create_engine(server.set(database="postgres"), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
@@ -82,7 +87,9 @@ def iter_cloned_documents(
         )
 
 
-def cloned_documents(count: int, versions: tuple[str, ...] = ("3.3.1", "3.5.1", "1.x")) -> list[tuple[CompanyRecord, bytes]]:
+def cloned_documents(
+    count: int, versions: tuple[str, ...] = ("3.3.1", "3.5.1", "1.x")
+) -> list[tuple[CompanyRecord, bytes]]:
     """``count`` SI documents of distinct companies, in a list (see ``iter_cloned_documents``)."""
     return list(iter_cloned_documents(count, versions))
 
@@ -125,15 +132,21 @@ def load_entities(
     while chunk := list(itertools.islice(iterator, chunk_size)):
         registers = [record.register for record, _ in chunk]
         with engine.begin() as conn:
-            rows = conn.execute(INSERT_ENTITIES, {
-                "court_codes": [r.court_code for r in registers],
-                "court_names": [r.court_name for r in registers],
-                "register_types": [r.type for r in registers],
-                "register_numbers": [r.number for r in registers],
-                "register_suffixes": [r.suffix or "" for r in registers],
-                "names": [record.name for record, _ in chunk],
-            })
-            ids = {(row.court_code, row.register_type, row.register_number, row.register_suffix): str(row.id) for row in rows}
+            rows = conn.execute(
+                INSERT_ENTITIES,
+                {
+                    "court_codes": [r.court_code for r in registers],
+                    "court_names": [r.court_name for r in registers],
+                    "register_types": [r.type for r in registers],
+                    "register_numbers": [r.number for r in registers],
+                    "register_suffixes": [r.suffix or "" for r in registers],
+                    "names": [record.name for record, _ in chunk],
+                },
+            )
+            ids = {
+                (row.court_code, row.register_type, row.register_number, row.register_suffix): str(row.id)
+                for row in rows
+            }
             chunk_ids = [ids[(r.court_code, r.type, r.number, r.suffix or "")] for r in registers]
             document_ids = [
                 store.store(conn, content, kind="si", media_type="application/xml", entity_id=entity_id)

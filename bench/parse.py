@@ -91,8 +91,10 @@ def measure(documents: Iterable[bytes], rounds: int) -> dict[str, float]:
         count += 1
         total_bytes += len(data)
     median_ratio = statistics.median(b / p for b, p in zip(bare_rounds, parse_rounds))
-    log(f"{count} documents ({total_bytes / 1e6:.1f} MB), fastest of {rounds} rounds each; "
-        f"median round: ratio {median_ratio:.3f}")  # fmt: skip
+    log(
+        f"{count} documents ({total_bytes / 1e6:.1f} MB), fastest of {rounds} rounds each; "
+        f"median round: ratio {median_ratio:.3f}"
+    )
     records_per_s = count / parse_fastest
     bare_parse_per_s = count / bare_fastest
     return {

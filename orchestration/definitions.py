@@ -13,12 +13,12 @@ from assets.discovery import build_discovery_assets
 from assets.shareholders import build_shareholder_list_documents_asset, build_shareholders_asset, ownership_graph
 from orchestration import queue
 from orchestration.db.engine import get_engine
-from resources.database import DatabaseResource
+from resources.database import database_from_environment
 from resources.documents import DocumentStoreResource
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
 from sensors.automation import automation_sensors
-from sensors.jobs import build_job_sensor, lease_reaper_sensor
+from sensors.jobs import build_job_sensor, job_archive_sensor, lease_reaper_sensor
 
 # How often each job type's sensor polls: discovery is what a user waits for.
 SENSOR_INTERVAL_SECONDS = {
@@ -33,7 +33,7 @@ def load_job_types() -> dict[str, queue.JobType]:
     try:
         with get_engine().connect() as conn:
             return queue.job_types(conn)
-    except Exception as exc:  # noqa: BLE001 - the message must say what to do
+    except Exception as exc:
         raise RuntimeError(
             f"cannot read processing.job_types ({type(exc).__name__}: {exc}); "
             "run `hreg db upgrade` (or `hreg dev`) first"
@@ -69,14 +69,15 @@ def build_definitions() -> dg.Definitions:
         )
         for job_type, job in jobs.items()
     ]
+    database = database_from_environment()
     return dg.Definitions(
         assets=[*assets_by_type.values(), ownership_graph],
         jobs=list(jobs.values()),
-        sensors=[*sensors, lease_reaper_sensor, *automation_sensors],
+        sensors=[*sensors, lease_reaper_sensor, job_archive_sensor, *automation_sensors],
         resources={
-            "database": DatabaseResource(),
+            "database": database,
             "documents": DocumentStoreResource(),
-            "register": RegisterResource(),
+            "register": RegisterResource(database=database),
             "shareholder_extractor": ShareholderExtractorResource(),
         },
     )

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import httpx
 from sqlalchemy.engine import URL
@@ -67,43 +71,85 @@ def prepare(settings: Settings) -> Stack:
     return Stack(settings=settings, app_url=url, dagster_url=storage_url, dagster_home=settings.dagster_home)
 
 
-def _spawn(stack: Stack, name: str, argv: list[str], log_dir: Path | None) -> None:
-    stdout = None
-    if log_dir is not None:
-        log_dir.mkdir(parents=True, exist_ok=True)
-        stdout = open(log_dir / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
-    stack.processes[name] = subprocess.Popen(
+# A log line's level, as Dagster ("… - dagster.daemon - WARNING - …", coloured even into a pipe),
+# uvicorn ("WARNING:  …") and Python's warnings ("…: UserWarning: …") write it; lines without one
+# (tracebacks) continue the last.
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+_LEVEL = re.compile(r"(?:^|\s-\s)(DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::|\s-\s)|\w+(Warning): ")
+_SHOWN_LEVELS = frozenset(("WARNING", "ERROR", "CRITICAL", "Warning"))
+# Receives the name of a child and one line of its output worth showing: a warning or an error.
+Echo = Callable[[str, str], None]
+
+
+def _spawn(stack: Stack, name: str, argv: list[str], log_dir: Path | None, echo: Echo | None = None) -> None:
+    """Start a child; with ``log_dir`` its output goes to ``<name>.log`` there, and with ``echo``
+    its warnings and errors are handed to ``echo`` as well."""
+    if log_dir is None:
+        stack.processes[name] = _popen(stack, argv, stdout=None)
+        return
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_file = open(log_dir / f"{name}.log", "ab")  # noqa: SIM115 - closed once the child is started or its output ends
+    if echo is None:
+        with log_file:
+            stack.processes[name] = _popen(stack, argv, stdout=log_file)
+        return
+    process = stack.processes[name] = _popen(stack, argv, stdout=subprocess.PIPE)
+    threading.Thread(target=_copy_output, args=(process, log_file, name, echo), daemon=True).start()
+
+
+def _popen(stack: Stack, argv: list[str], stdout) -> subprocess.Popen:
+    return subprocess.Popen(
         argv,
         cwd=PROJECT_ROOT,
         env=stack.env,
         stdout=stdout,
-        stderr=subprocess.STDOUT if stdout else None,
+        stderr=subprocess.STDOUT if stdout is not None else None,
         start_new_session=True,  # Ctrl-C reaches us once; we stop the children in order
     )
 
 
-def start_sample_register(stack: Stack, log_dir: Path | None = None) -> str:
+def _copy_output(process: subprocess.Popen, log_file: BinaryIO, name: str, echo: Echo) -> None:
+    level = "INFO"
+    with log_file, process.stdout:
+        for line in process.stdout:
+            log_file.write(line)
+            log_file.flush()
+            text = _COLOUR.sub("", line.decode(errors="replace")).rstrip()
+            match = _LEVEL.search(text)
+            if match:
+                level = match.group(1) or match.group(2)
+            if level in _SHOWN_LEVELS and text:
+                echo(name, text)
+
+
+def start_sample_register(stack: Stack, log_dir: Path | None = None, echo: Echo | None = None) -> str:
     port = stack.settings.sample_register_port
-    _spawn(stack, "sample-register", [str(BIN / "hreg"), "sample-register", "--port", str(port)], log_dir)
+    _spawn(stack, "sample-register", [str(BIN / "hreg"), "sample-register", "--port", str(port)], log_dir, echo)
     base_url = f"http://127.0.0.1:{port}"
     wait_for_http(base_url + "/", stack.processes["sample-register"], timeout_s=60)
     return base_url
 
 
-def start_dagster(stack: Stack, *, webserver: bool = True, daemon: bool = True, log_dir: Path | None = None) -> None:
+def start_dagster(
+    stack: Stack, *, webserver: bool = True, daemon: bool = True, log_dir: Path | None = None, echo: Echo | None = None
+) -> None:
     if daemon:
-        _spawn(stack, "dagster-daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(WORKSPACE)], log_dir)
+        _spawn(stack, "dagster-daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(WORKSPACE)], log_dir, echo)
     if webserver:
         _spawn(
             stack,
             "dagster-webserver",
             [
                 str(BIN / "dagster-webserver"),
-                "-w", str(WORKSPACE),
-                "-h", "127.0.0.1",
-                "-p", str(stack.settings.webserver_port),
+                "-w",
+                str(WORKSPACE),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(stack.settings.webserver_port),
             ],
             log_dir,
+            echo,
         )
         wait_for_http(stack.webserver_url + "/server_info", stack.processes["dagster-webserver"], timeout_s=180)
 
@@ -124,7 +170,7 @@ def wait_for_http(url: str, process: subprocess.Popen, timeout_s: float) -> None
 
 def stop(stack: Stack, timeout_s: float = 20) -> None:
     """Stop the children, newest first (webserver, daemon, then the sample register)."""
-    for name, process in reversed(list(stack.processes.items())):
+    for process in reversed(stack.processes.values()):
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)
     for name, process in reversed(list(stack.processes.items())):

@@ -1,8 +1,10 @@
 """Failure classes of jobs (seeds/002) and the one exception type that carries them.
 
-Transient classes are retried with backoff by the database (handle_job_failure_and_retries)
-until max_retries; permanent classes fail the job at once and wait for a new parser version or
-a manual job.
+The classes and which of them are permanent are the table ``processing.failure_classes``; this
+enum names the classes a worker may report (the table's key refuses any other). Transient classes
+are retried with backoff by the database (handle_job_failure_and_retries) until max_retries;
+permanent classes fail the job at once and wait for a new parser version or a manual job.
+``queue.permanent_failure_classes`` reads which are which.
 """
 
 from __future__ import annotations
@@ -18,17 +20,6 @@ class FailureClass(StrEnum):
     INVALID_FILE = "invalid_file"
     UNSUPPORTED_VERSION = "unsupported_version"
     PARSER_ERROR = "parser_error"
-
-    @property
-    def transient(self) -> bool:
-        return self in TRANSIENT
-
-    @property
-    def permanent(self) -> bool:
-        return not self.transient
-
-
-TRANSIENT = frozenset({FailureClass.TIMEOUT, FailureClass.LEASE_EXPIRED, FailureClass.DEPENDENCY_UNAVAILABLE})
 
 
 class JobError(Exception):

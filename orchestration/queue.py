@@ -1,7 +1,7 @@
 """The job queue: every operation on processing.processing_jobs as a named query.
 
 Workers call these functions and know no SQL. Retries, final failures and the step history are
-the database's business (see db/sql/0001_functions.sql): a worker only claims, extends its
+the database's business (see db/sql/functions/): a worker only claims, extends its
 lease, and reports each job completed or failed.
 """
 
@@ -9,45 +9,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Iterable, NamedTuple, Sequence
 
 import sqlalchemy as sa
 
 from orchestration.failures import FailureClass, JobError
 
-# A queued job is due when its backoff has passed and no earlier stage of the same entity is
-# unfinished or failed without a later success (seeds/003: a failing step stops later steps of
-# that load, and they wait until it succeeds). A job without an entity matches no earlier stage.
-# OFFSET 0 keeps the stage check a lookup per candidate in the entity index: without it the
-# planner may turn it into an anti-join that reads the whole job table on every claim.
-# The earlier job is tested as "not completed" rather than "queued or running" for the same
-# reason: a test on the active states lets the planner probe the partial indexes of all active
-# jobs instead, and with statistics taken while nothing was active it does, once per candidate
-# (a claim of 5000 among 20000 freshly queued re-parses took 50 s).
-_DUE = """
-    j.type = :job_type
-    AND j.status = 'queued'
-    AND j.next_attempt_at <= now()
-    AND NOT EXISTS (
-        SELECT 1
-          FROM processing.processing_jobs e
-         WHERE e.entity_id = j.entity_id
-           AND e.type = ANY (ARRAY(SELECT et.type FROM processing.job_types et
-                                    WHERE et.stage < (SELECT stage FROM processing.job_types WHERE type = :job_type)))
-           AND e.status <> 'completed'
-           AND (e.status <> 'failed' OR NOT EXISTS (
-                    SELECT 1 FROM processing.processing_jobs s
-                     WHERE s.entity_id = e.entity_id AND s.type = e.type
-                       AND s.status = 'completed' AND s.created_at > e.created_at))
-        OFFSET 0)
-"""
-
-CLAIM = sa.text(f"""
+# Due jobs (the stage gate of seeds/003) are the view processing.due_jobs (db/sql/views/due_jobs.sql).
+# CLAIM and BATCH_HEADS take them in the same order, so a batch head is the job a claim takes first.
+CLAIM = sa.text("""
     WITH due AS (
         SELECT j.id
-          FROM processing.processing_jobs j
-         WHERE {_DUE}
+          FROM processing.due_jobs j
+         WHERE j.type = :job_type
          ORDER BY j.next_attempt_at, j.id
          LIMIT :limit
            FOR UPDATE OF j SKIP LOCKED
@@ -65,16 +40,16 @@ CLAIM = sa.text(f"""
               j.data, j.retry_count, j.max_retries, j.trigger, j.previous_job_id::text, j.lease_until
 """)
 
-COUNT_DUE = sa.text(f"SELECT count(*) FROM processing.processing_jobs j WHERE {_DUE}")
+COUNT_DUE = sa.text("SELECT count(*) FROM processing.due_jobs j WHERE j.type = :job_type")
 
 # The first job of each of the next ``runs`` batches, in claim order: a batch's identity for
 # idempotent run keys (the same head is the same batch, until a run claims it).
-BATCH_HEADS = sa.text(f"""
+BATCH_HEADS = sa.text("""
     SELECT id, retry_count, next_attempt_at
       FROM (SELECT j.id, j.retry_count, j.next_attempt_at,
                    row_number() OVER (ORDER BY j.next_attempt_at, j.id) - 1 AS position
-              FROM processing.processing_jobs j
-             WHERE {_DUE}
+              FROM processing.due_jobs j
+             WHERE j.type = :job_type
              ORDER BY j.next_attempt_at, j.id
              LIMIT :batch_size * :runs) due
      WHERE position % :batch_size = 0
@@ -152,6 +127,50 @@ QUEUE_STATUS = sa.text("""
       FROM processing.processing_jobs
      GROUP BY type, status
      ORDER BY type, status
+""")
+
+# seeds/002's dead letter: failed for good and not taken up by a later job (db/sql/views/dead_letter.sql).
+DEAD_LETTER = sa.text("""
+    SELECT id::text, type, failure_class, permanent, attempts, last_error, error_source, error_code,
+           search_id::text, entity_id::text, raw_document_id::text, parser_version, trigger, failed_at,
+           extract(epoch FROM now() - failed_at)::float AS age_s
+      FROM processing.dead_letter
+     WHERE (CAST(:type AS text) IS NULL OR type = :type)
+       AND (CAST(:failure_class AS text) IS NULL OR failure_class = :failure_class)
+     ORDER BY failed_at DESC, id
+     LIMIT :limit
+""")
+
+# A manual job that takes up a failed one: the same work (parser_version from job_types, i.e.
+# today's parser), pointing back at it.
+RETRY = sa.text("""
+    INSERT INTO processing.processing_jobs
+        (type, search_id, entity_id, raw_document_id, data, trigger, requested_by, reason, previous_job_id)
+    SELECT f.type, f.search_id, f.entity_id, f.raw_document_id, f.data, 'manual', :requested_by, :reason, f.id
+      FROM processing.processing_jobs f
+     WHERE f.id = :job_id AND f.status = 'failed'
+    ON CONFLICT (work_key) WHERE status IN ('queued', 'running') DO NOTHING
+    RETURNING id::text
+""")
+
+JOB_STATE = sa.text("""
+    SELECT j.status,
+           (SELECT later.id::text FROM processing.processing_jobs later
+             WHERE later.previous_job_id = j.id ORDER BY later.created_at DESC LIMIT 1) AS taken_up_by,
+           (SELECT active.id::text FROM processing.processing_jobs active
+             WHERE active.work_key = processing.job_work_key(j.type, j.raw_document_id, j.entity_id, j.search_id,
+                                                             jt.current_version)
+               AND active.status IN ('queued', 'running')) AS active_job
+      FROM processing.processing_jobs j JOIN processing.job_types jt ON jt.type = j.type
+     WHERE j.id = :job_id
+""")
+
+ARCHIVE_COMPLETED = sa.text(
+    "SELECT processing.archive_completed_jobs(make_interval(secs => :older_than_s), :limit)"
+)
+
+PERMANENT_FAILURE_CLASSES = sa.text("""
+    SELECT failure_class FROM processing.failure_classes WHERE permanent ORDER BY failure_class
 """)
 
 FAILURES_BY_CLASS = sa.text("""
@@ -314,6 +333,61 @@ def queue_status(conn: sa.Connection) -> list[dict[str, Any]]:
     return [dict(row._mapping) for row in conn.execute(QUEUE_STATUS)]
 
 
+def permanent_failure_classes(conn: sa.Connection) -> set[FailureClass]:
+    """The classes the database does not retry (processing.failure_classes)."""
+    return {FailureClass(name) for name in conn.execute(PERMANENT_FAILURE_CLASSES).scalars()}
+
+
+def dead_letter(
+    conn: sa.Connection, *, job_type: str | None = None, failure_class: str | None = None, limit: int = 100
+) -> list[dict[str, Any]]:
+    """Jobs that failed for good and that no later job took up, newest first."""
+    rows = conn.execute(DEAD_LETTER, {"type": job_type, "failure_class": failure_class, "limit": limit})
+    return [dict(row._mapping) for row in rows]
+
+
+class RetryRefused(Exception):
+    """A retry that would not take up a failed job; the message says why."""
+
+
+def retry(conn: sa.Connection, job_id: str, *, requested_by: str, reason: str) -> str:
+    """Queue a manual job that takes up the failed job ``job_id``; returns the new job's id."""
+    state = conn.execute(JOB_STATE, {"job_id": job_id}).first()
+    if state is None:
+        raise RetryRefused(f"job {job_id} does not exist (or was archived)")
+    if state.status != "failed":
+        raise RetryRefused(f"job {job_id} is {state.status}, not failed: only failed jobs are retried")
+    if state.taken_up_by:
+        raise RetryRefused(f"job {job_id} was taken up already by job {state.taken_up_by}")
+    if state.active_job:
+        raise RetryRefused(f"the same work is already queued or running as job {state.active_job}")
+    if not reason.strip():
+        raise RetryRefused("a retry needs a reason")
+    new_id = conn.execute(RETRY, {"job_id": job_id, "requested_by": requested_by, "reason": reason}).scalar()
+    if new_id is None:
+        raise RetryRefused("the same work was queued meanwhile")
+    return new_id
+
+
+def archive_completed(conn: sa.Connection, older_than: timedelta, limit: int) -> int:
+    """Move up to ``limit`` jobs completed longer than ``older_than`` ago to the archive; returns how many."""
+    return conn.execute(
+        ARCHIVE_COMPLETED, {"older_than_s": older_than.total_seconds(), "limit": limit}
+    ).scalar_one()
+
+
+def archive_all_completed(engine: sa.Engine, older_than: timedelta, batch_size: int, max_batches: int) -> int:
+    """Archive in batches, one transaction each, until a batch comes back short; returns how many moved."""
+    moved = 0
+    for _ in range(max_batches):
+        with engine.begin() as conn:
+            batch = archive_completed(conn, older_than, batch_size)
+        moved += batch
+        if batch < batch_size:
+            break
+    return moved
+
+
 def failures_by_class(conn: sa.Connection) -> list[dict[str, Any]]:
     return [dict(row._mapping) for row in conn.execute(FAILURES_BY_CLASS)]
 
@@ -321,18 +395,24 @@ def failures_by_class(conn: sa.Connection) -> list[dict[str, Any]]:
 __all__ = [
     "BatchHead",
     "ClaimedJob",
+    "RetryRefused",
     "FailureClass",
     "JobError",
     "JobType",
+    "archive_all_completed",
+    "archive_completed",
     "batch_heads",
     "claim",
     "complete",
     "count_due",
+    "dead_letter",
     "enqueue",
     "extend_leases",
     "fail",
     "failures_by_class",
     "job_types",
+    "permanent_failure_classes",
     "queue_status",
     "reap_expired",
+    "retry",
 ]

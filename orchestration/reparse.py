@@ -39,6 +39,12 @@ ENQUEUE_REPARSE = sa.text(f"""
                 SELECT 1 FROM processing.processing_jobs done
                  WHERE done.entity_id = e.id AND done.type = 'xml_parsing'
                    AND done.raw_document_id = e.current_si_document_id
+                   AND done.parser_version = :parser_version)
+            -- A completed job may have moved to the archive.
+            AND NOT EXISTS (
+                SELECT 1 FROM processing.job_archive done
+                 WHERE done.entity_id = e.id AND done.type = 'xml_parsing'
+                   AND done.raw_document_id = e.current_si_document_id
                    AND done.parser_version = :parser_version))
     ON CONFLICT (work_key) WHERE status IN ('queued', 'running') DO NOTHING
 """)
@@ -51,7 +57,8 @@ COUNT_ACTIVE = sa.text(f"""
      WHERE {_IN_SCOPE}
        AND EXISTS (
             SELECT 1 FROM processing.processing_jobs j
-             WHERE j.work_key = 'xml_parsing:' || e.current_si_document_id::text || ':' || :parser_version
+             WHERE j.work_key = processing.job_work_key('xml_parsing', e.current_si_document_id, e.id, NULL,
+                                                         :parser_version)
                AND j.status IN ('queued', 'running'))
 """)
 

@@ -43,9 +43,15 @@ class Settings(BaseSettings):
     max_batches_per_run: int = Field(
         20, description="Batches one run works at most while due jobs remain, spreading its start-up cost."
     )
-    sensor_max_runs_per_tick: int = Field(4, description="Runs one sensor tick may request at most.")
+    max_runs_in_flight: int = Field(
+        4, description="Runs of one job type queued or running at once at most; its sensor requests no more."
+    )
     max_concurrent_runs: int = Field(4, description="Runs the Dagster run queue starts at once.")
     webserver_port: int = Field(3000, description="Port of the Dagster webserver started by `hreg dev`.")
+    job_archive_after_days: float = Field(
+        7.0, gt=0, description="Completed jobs move to processing.job_archive this many days after completion."
+    )
+    job_archive_batch_size: int = Field(10_000, gt=0, description="Jobs one archive transaction moves at most.")
     worker_role: str = Field(
         "",
         description="When set, Dagster runs `SET ROLE` to this role so they hold only the worker's privileges.",

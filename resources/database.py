@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+import os
 
-from dagster import ConfigurableResource
+import dagster as dg
 from pydantic import Field
 from sqlalchemy.engine import Engine
 
-from orchestration.db.engine import app_url, create_app_engine
+from orchestration.db.engine import get_engine
 
 
-@lru_cache(maxsize=8)
-def _engine_for(url: str) -> Engine:
-    # One pool per process and URL: runs and sensor ticks reuse connections.
-    return create_app_engine(url or app_url())
+class DatabaseResource(dg.ConfigurableResource):
+    """PostgreSQL holding the job tables and the content."""
 
-
-class DatabaseResource(ConfigurableResource):
-    """PostgreSQL holding the job tables and the content; empty URL means HREG_DATABASE_URL or the embedded server."""
-
-    url: str = Field("", description="SQLAlchemy URL; empty: taken from the settings.")
+    url: str = Field("", description="SQLAlchemy URL; empty: the settings' database (by default the embedded server).")
 
     def get_engine(self) -> Engine:
-        return _engine_for(self.url)
+        return get_engine(self.url)
+
+
+def database_from_environment() -> DatabaseResource:
+    """The code location's database: HREG_DATABASE_URL (which `hreg dev` sets for Dagster's
+    processes) as an ``EnvVar``, so the UI shows where the URL comes from and never its password;
+    without it, the settings' default, as the CLI has it."""
+    if os.environ.get("HREG_DATABASE_URL"):
+        return DatabaseResource(url=dg.EnvVar("HREG_DATABASE_URL"))
+    return DatabaseResource()

@@ -7,9 +7,9 @@ from typing import Literal
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from orchestration.db.engine import get_engine
 from orchestration.register import RegisterClient, make_register_client
 from orchestration.settings import Settings, get_settings
+from resources.database import DatabaseResource
 
 
 class RegisterResource(ConfigurableResource):
@@ -19,6 +19,7 @@ class RegisterResource(ConfigurableResource):
     HREG_RATE_LIMIT_PER_HOUR).
     """
 
+    database: DatabaseResource = Field(description="Where the shared retrieval budget is kept.")
     register_kind: Literal["", "sample", "live"] = Field("", description="sample or live; empty: HREG_REGISTER.")
     url: str = Field("", description="Base URL of the register; empty: HREG_REGISTER_URL or the kind's default.")
     rate_limit_per_hour: int = Field(0, description="Retrievals per hour across all processes; 0: the settings.")
@@ -38,4 +39,4 @@ class RegisterResource(ConfigurableResource):
 
     def get_client(self) -> RegisterClient:
         """A new client with its own portal session; close it (or use it in ``with``) when done."""
-        return make_register_client(self.settings(), get_engine(), timeout_s=self.timeout_s)
+        return make_register_client(self.settings(), self.database.get_engine(), timeout_s=self.timeout_s)

@@ -8,15 +8,17 @@ PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
-# The install compiles the parser's C modules (a minute); it is redone only when what it builds
-# from changed, since an editable install sees every other edit as it is.
-install_inputs() { cat pyproject.toml setup.py orchestration/xjustiz/*.py orchestration/xjustiz/*.pyx | sha256sum; }
+# An editable install sees every edit to the code as it is; only a change of pyproject.toml (the
+# dependencies, entry points) calls for a new install, so a run without one takes no time.
 stamp=.venv/.installed-from
-if [ "$(cat "$stamp" 2>/dev/null)" != "$(install_inputs)" ] || ! compgen -G "orchestration/xjustiz/_select.*.so" >/dev/null; then
+if [ "$(cat "$stamp" 2>/dev/null)" != "$(sha256sum pyproject.toml)" ] || [ ! -x .venv/bin/hreg ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet -e '.[test]'
-    install_inputs > "$stamp"
+    sha256sum pyproject.toml > "$stamp"
 fi
+# The project has no compiled code: an extension module (and its generated C) left in the tree by
+# an older install would be imported instead of its source.
+find orchestration \( -name '*.so' -o -name '*.c' \) -delete
 
 want_system_packages=${HREG_SYSTEM_PACKAGES:-tesseract-ocr tesseract-ocr-deu tesseract-ocr-osd chromium}
 missing=""

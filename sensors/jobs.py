@@ -7,6 +7,7 @@ are counted, so that a deep queue never floods the daemon.
 
 
 import json
+from datetime import timedelta
 
 import dagster as dg
 
@@ -36,7 +37,7 @@ def build_job_sensor(
         "(batch size from processing.job_types).",
     )
     def job_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource):
-        max_in_flight = get_settings().sensor_max_runs_per_tick
+        max_in_flight = get_settings().max_runs_in_flight
         in_flight = context.instance.get_runs_count(dg.RunsFilter(job_name=job.name, statuses=IN_FLIGHT))
         room = max_in_flight - in_flight
         if room <= 0:
@@ -76,3 +77,23 @@ def lease_reaper_sensor(context: dg.SensorEvaluationContext, database: DatabaseR
     if reaped:
         context.log.warning(f"reaped {len(reaped)} jobs with expired leases: {reaped[:20]}")
     return dg.SkipReason(f"reaped {len(reaped)} expired leases")
+
+
+@dg.sensor(
+    name="job_archive_sensor",
+    minimum_interval_seconds=300,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Moves jobs completed longer ago than HREG_JOB_ARCHIVE_AFTER_DAYS to processing.job_archive, "
+    "in batches, so the queue table stays small; the step history keeps every attempt.",
+)
+def job_archive_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource):
+    # Bookkeeping, not job work, so it runs in the tick, as the reaper does; a tick moves at most
+    # ten batches and leaves the rest to the next.
+    settings = get_settings()
+    moved = queue.archive_all_completed(
+        database.get_engine(),
+        timedelta(days=settings.job_archive_after_days),
+        settings.job_archive_batch_size,
+        max_batches=10,
+    )
+    return dg.SkipReason(f"archived {moved} completed jobs")

@@ -4,31 +4,20 @@ migrated database per test, cloned from a template that is migrated once per ses
 from __future__ import annotations
 
 import os
-import uuid
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
+from database_helpers import TEMPLATE_DB, clear_process_caches, fresh_database
 from orchestration.db import embedded
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import upgrade
 from orchestration.settings import Settings
-from database_helpers import TEMPLATE_DB, clear_process_caches, fresh_database
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = REPO_ROOT.parent / "shared" / "samples"
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Refuse to test stale compiled modules: an import finds a module compiled at install before
-    its source, so an edit since would go untested (``./scripts/test.sh`` rebuilds first)."""
-    for compiled in (REPO_ROOT / "orchestration").rglob("*.so"):
-        name = compiled.name.split(".")[0]
-        sources = [s for s in (compiled.with_name(name + ".py"), compiled.with_name(name + ".pyx")) if s.exists()]
-        if any(source.stat().st_mtime > compiled.stat().st_mtime for source in sources):
-            pytest.exit(f"{sources[0].relative_to(REPO_ROOT)} changed after it was compiled: run ./scripts/bootstrap.sh", 2)
 
 
 @pytest.fixture(scope="session")

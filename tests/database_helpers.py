@@ -1,4 +1,4 @@
-"""Databases for tests: fresh clones of the migrated template, and process caches to reset."""
+"""Databases for tests: fresh clones of the migrated template, and the settings to re-read."""
 
 from __future__ import annotations
 
@@ -11,14 +11,11 @@ TEMPLATE_DB = "hreg_test_template"
 
 
 def clear_process_caches() -> None:
-    """Forget settings and engines cached for the process, so they follow this test's database."""
-    from orchestration.db.engine import get_engine
+    """Forget the settings read from the environment, so they follow this test's (engines are
+    kept per database URL and need no reset)."""
     from orchestration.settings import get_settings
-    from resources.database import _engine_for
 
     get_settings.cache_clear()
-    get_engine.cache_clear()
-    _engine_for.cache_clear()
 
 
 @contextmanager

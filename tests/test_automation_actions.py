@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from orchestration.automation import (
     SIGNATURE_HEADER,
-    Outcome,
+    FiringOutcome,
     disable_rule,
     evaluate_events,
     fire,
@@ -57,7 +57,7 @@ def test_rediscovery_of_a_discovered_company_takes_the_application_path(engine):
         company = make_entity(conn, status="discovered")
         rule = make_rule(conn, "entity_changed", "enqueue_job", action_config={"job": "rediscovery"})
     with engine.connect() as conn:
-        assert fire(conn, rule, change_event(company)) is Outcome.SUCCEEDED
+        assert fire(conn, rule, change_event(company)) is FiringOutcome.SUCCEEDED
         status = conn.execute(sa.text("SELECT processing_status FROM content.entities WHERE id = :e"),
                               {"e": company}).scalar_one()
         [job] = active_jobs(conn, company)
@@ -97,7 +97,7 @@ def test_failed_action_is_logged_with_its_error(engine):
         search_failure = Event(source_type="job_failed", key="job_failure:1", subject_id=USER, entity_id=None,
                                occurred_at=rule.created_date, summary="basic_discovery failed permanently")
     with engine.connect() as conn:
-        assert fire(conn, rule, search_failure) is Outcome.FAILED
+        assert fire(conn, rule, search_failure) is FiringOutcome.FAILED
         [logged] = log_rows(conn, rule.id)
     assert logged.status == "failed"
     assert "no job can be queued" in logged.error_message
@@ -126,7 +126,7 @@ def test_webhook_is_delivered_signed_to_a_real_receiver(engine, receiver):
     with engine.begin() as conn:
         add_revision(conn, company, company_record(capital={"amount": "50000.00", "currency": "EUR"}))
 
-    assert evaluate_events(engine, cursor).outcomes == {Outcome.SCHEDULED: 1}
+    assert evaluate_events(engine, cursor).outcomes == {FiringOutcome.SCHEDULED: 1}
     assert run_due_actions(engine).completed == 1
 
     [delivery] = receiver.deliveries
@@ -242,7 +242,7 @@ def test_delayed_action_waits_until_it_is_due(engine):
         company = make_entity(conn)
         rule = make_rule(conn, "entity_changed", "notification", action_config={"delay_seconds": 3600})
     with engine.connect() as conn:
-        assert fire(conn, rule, change_event(company)) is Outcome.SCHEDULED
+        assert fire(conn, rule, change_event(company)) is FiringOutcome.SCHEDULED
 
     run_due_actions(engine)
     with engine.begin() as conn:

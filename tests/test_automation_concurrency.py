@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import sqlalchemy as sa
 
-from orchestration.automation import Outcome, evaluate_events, fire, run_due_actions, run_scheduled_rules
+from orchestration.automation import FiringOutcome, evaluate_events, fire, run_due_actions, run_scheduled_rules
 from orchestration.db.engine import create_app_engine
 from test_automation_support import (  # noqa: F401 - receiver is a fixture
     add_revision,
@@ -50,7 +50,8 @@ def test_each_scheduled_time_runs_once(engine, db_url):
 
     runs = []
     for minute in range(5):
-        results = side_by_side(db_url, lambda e: run_scheduled_rules(e, now=start + timedelta(minutes=minute)))
+        now = start + timedelta(minutes=minute)
+        results = side_by_side(db_url, lambda e, now=now: run_scheduled_rules(e, now=now))
         runs.append(sorted(len(r) for r in results))
 
     assert runs == [[0, 1]] * 5
@@ -86,7 +87,7 @@ def test_events_fire_once_and_frequency_holds_across_evaluators(engine, db_url):
 
     summaries = side_by_side(db_url, lambda e: evaluate_events(e, cursor))
 
-    fired = sum(s.outcomes[Outcome.SUCCEEDED] for s in summaries)
+    fired = sum(s.outcomes[FiringOutcome.SUCCEEDED] for s in summaries)
     assert fired == 10
     assert sum(sum(s.outcomes.values()) for s in summaries) == 40  # 20 events, seen by both
     with engine.connect() as conn:

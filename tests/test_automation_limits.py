@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from orchestration.automation import Outcome, fire
+from orchestration.automation import FiringOutcome, fire
 from test_automation_support import change_event, log_rows, make_entity, make_rule
 
 
@@ -22,13 +22,13 @@ def test_once_per_hour_holds_back_the_same_company_until_the_hour_is_over(engine
         first, second = make_entity(conn, "Eins GmbH"), make_entity(conn, "Zwei GmbH")
         rule = make_rule(conn, "entity_changed", frequency="once_per_hour")
     with engine.connect() as conn:
-        assert fire(conn, rule, change_event(first, "revision:1")) is Outcome.SUCCEEDED
-        assert fire(conn, rule, change_event(first, "revision:2")) is Outcome.HELD_BACK
-        assert fire(conn, rule, change_event(second, "revision:3")) is Outcome.SUCCEEDED  # per company
+        assert fire(conn, rule, change_event(first, "revision:1")) is FiringOutcome.SUCCEEDED
+        assert fire(conn, rule, change_event(first, "revision:2")) is FiringOutcome.HELD_BACK
+        assert fire(conn, rule, change_event(second, "revision:3")) is FiringOutcome.SUCCEEDED  # per company
     with engine.begin() as conn:
         backdate_firings(conn, rule.id, 3601)
     with engine.connect() as conn:
-        assert fire(conn, rule, change_event(first, "revision:4")) is Outcome.SUCCEEDED
+        assert fire(conn, rule, change_event(first, "revision:4")) is FiringOutcome.SUCCEEDED
         assert [row.event_key for row in log_rows(conn, rule.id)] == ["revision:1", "revision:3", "revision:4"]
 
 
@@ -41,7 +41,7 @@ def test_once_fires_once_per_company_ever(engine):
     with engine.begin() as conn:
         backdate_firings(conn, rule.id, 400 * 86400)
     with engine.connect() as conn:
-        assert fire(conn, rule, change_event(company, "revision:2")) is Outcome.HELD_BACK
+        assert fire(conn, rule, change_event(company, "revision:2")) is FiringOutcome.HELD_BACK
 
 
 def test_always_fires_for_every_event(engine):
@@ -50,7 +50,7 @@ def test_always_fires_for_every_event(engine):
         rule = make_rule(conn, "entity_changed", frequency="always")
     with engine.connect() as conn:
         outcomes = [fire(conn, rule, change_event(company, f"revision:{n}")) for n in range(3)]
-    assert outcomes == [Outcome.SUCCEEDED] * 3
+    assert outcomes == [FiringOutcome.SUCCEEDED] * 3
 
 
 def test_cooldown_silences_the_whole_rule_until_it_is_over(engine):
@@ -58,10 +58,10 @@ def test_cooldown_silences_the_whole_rule_until_it_is_over(engine):
         first, second = make_entity(conn, "Eins GmbH"), make_entity(conn, "Zwei GmbH")
         rule = make_rule(conn, "entity_changed", frequency="always", cooldown_seconds=600)
     with engine.connect() as conn:
-        assert fire(conn, rule, change_event(first, "revision:1")) is Outcome.SUCCEEDED
-        assert fire(conn, rule, change_event(second, "revision:2")) is Outcome.HELD_BACK
+        assert fire(conn, rule, change_event(first, "revision:1")) is FiringOutcome.SUCCEEDED
+        assert fire(conn, rule, change_event(second, "revision:2")) is FiringOutcome.HELD_BACK
     with engine.begin() as conn:
         backdate_firings(conn, rule.id, 601)
     with engine.connect() as conn:
-        assert fire(conn, rule, change_event(second, "revision:2")) is Outcome.SUCCEEDED
+        assert fire(conn, rule, change_event(second, "revision:2")) is FiringOutcome.SUCCEEDED
         assert len(log_rows(conn, rule.id)) == 2

@@ -76,9 +76,13 @@ def test_application_manages_rules_and_workers_cannot(engine, as_role):
         rule = create_rule(app, name="Kapital", organization_id=ORGANIZATION, source_type="entity_changed",
                            source_config={"fields": ["capital"]}, action_type="notification", action_config={},
                            created_by=USER)
-    with pytest.raises(sa.exc.ProgrammingError, match="permission denied"):
-        with as_role("hreg_worker").begin() as worker:
-            worker.execute(sa.text("UPDATE automation.trigger_rule SET enabled = false WHERE id = :id"), {"id": rule.id})
-    with pytest.raises(sa.exc.ProgrammingError, match="permission denied"):
-        with as_role("hreg_app").begin() as app:
-            app.execute(sa.text("DELETE FROM automation.trigger_log"))
+    with (
+        pytest.raises(sa.exc.ProgrammingError, match="permission denied"),
+        as_role("hreg_worker").begin() as worker,
+    ):
+        worker.execute(sa.text("UPDATE automation.trigger_rule SET enabled = false WHERE id = :id"), {"id": rule.id})
+    with (
+        pytest.raises(sa.exc.ProgrammingError, match="permission denied"),
+        as_role("hreg_app").begin() as app,
+    ):
+        app.execute(sa.text("DELETE FROM automation.trigger_log"))

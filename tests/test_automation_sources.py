@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from orchestration.automation import EventCursor, Outcome, evaluate_events, watch
+from orchestration.automation import EventCursor, FiringOutcome, evaluate_events, watch
 from test_automation_support import (
     OTHER_ORGANIZATION,
     add_revision,
@@ -43,7 +43,7 @@ def test_watched_company_change_fires_rules_for_the_changed_fields_only(engine):
         assert fired.event["changed_fields"] == ["officers"]
         assert fired.event["changes"]["officers"]["new"] == [{"role": "Geschäftsführer", "name": "Max Neu"}]
         assert notification_titles(conn) == ["Muster GmbH: officers changed"] * 2
-    assert summary.outcomes == {Outcome.SUCCEEDED: 2}
+    assert summary.outcomes == {FiringOutcome.SUCCEEDED: 2}
     assert summary.cursor.revision > cursor.revision
 
 
@@ -169,7 +169,7 @@ def test_a_change_that_commits_late_is_read_late_not_skipped(engine):
 
     # Nothing at or above the running transaction is read while it runs; both changes come after.
     assert while_open.events == 0 and while_open.cursor == cursor
-    assert after_commit.outcomes == {Outcome.SUCCEEDED: 2}
+    assert after_commit.outcomes == {FiringOutcome.SUCCEEDED: 2}
     with engine.connect() as conn:
         assert sorted(row.event["changes"]["seat"]["new"] for row in log_rows(conn, rule.id)) == ["Bremen", "Kiel"]
     assert evaluate_events(engine, after_commit.cursor).events == 0
@@ -259,8 +259,8 @@ def test_cursor_survives_json_and_events_fire_once(engine):
     first = evaluate_events(engine, EventCursor.from_json(cursor.to_json()))
     again = evaluate_events(engine, cursor)  # a caller that lost its cursor reads the same event
 
-    assert first.outcomes == {Outcome.SUCCEEDED: 1}
-    assert again.outcomes == {Outcome.ALREADY_FIRED: 1}
+    assert first.outcomes == {FiringOutcome.SUCCEEDED: 1}
+    assert again.outcomes == {FiringOutcome.ALREADY_FIRED: 1}
     assert evaluate_events(engine, first.cursor).events == 0
     with engine.connect() as conn:
         assert len(log_rows(conn, rule.id)) == 1

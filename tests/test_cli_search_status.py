@@ -13,20 +13,15 @@ from orchestration import queue
 from orchestration.cli import main
 from orchestration.db.engine import get_engine
 from orchestration.failures import JobError
-from orchestration.settings import get_settings
 from queue_helpers import claim_one, insert_search, job, search
 
 
 @pytest.fixture
 def hreg(db_url):
     """Runs `hreg` in this process against the test's database (HREG_DATABASE_URL)."""
-    get_settings.cache_clear()
-    get_engine.cache_clear()
     runner = CliRunner()
     yield lambda *args: runner.invoke(main, list(args))
     get_engine().dispose()
-    get_settings.cache_clear()
-    get_engine.cache_clear()
 
 
 def printed_ids(output: str) -> dict[str, str]:

@@ -60,6 +60,8 @@ def test_each_role_may_execute_only_the_functions_it_calls(engine):
         executable = {(f.name, role) for f in our_functions(conn) if f.schema in ("public", "content", "processing")
                       for role, allowed in (("app", f.app_execute), ("worker", f.worker_execute)) if allowed}
     assert executable == {
+        ("archive_completed_jobs", "worker"),  # moves old completed jobs; the worker may not delete jobs
+        ("job_work_key", "worker"),  # computes the work_key column of the jobs a worker inserts
         ("request_shareholder_research", "app"),
         ("request_shareholder_research", "worker"),
         ("take_rate_limit_token", "worker"),

@@ -60,7 +60,7 @@ def test_sensor_skips_with_a_reason_when_the_queue_is_empty(engine):
 
 
 def test_sensor_does_not_flood_the_daemon_while_runs_are_in_flight(engine, samples_dir, monkeypatch):
-    monkeypatch.setenv("HREG_SENSOR_MAX_RUNS_PER_TICK", "2")
+    monkeypatch.setenv("HREG_MAX_RUNS_IN_FLIGHT", "2")
     get_settings.cache_clear()
     store = DocumentStore(get_settings().documents_dir)
     content = sample_si_files(samples_dir)[0].read_bytes()

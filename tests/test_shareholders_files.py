@@ -82,7 +82,6 @@ def _assert_invalid(content: bytes, *words: str) -> None:
     with pytest.raises(JobError) as raised:
         read_pages(content)
     assert raised.value.failure_class == FailureClass.INVALID_FILE
-    assert raised.value.failure_class.permanent
     for word in words:
         assert word in raised.value.message
 

@@ -220,7 +220,6 @@ def test_server_errors_are_transient(endpoint):
         extract_shareholders(SOME_TABLE, method="llm", settings=_settings(endpoint.url))
 
     assert raised.value.failure_class == FailureClass.DEPENDENCY_UNAVAILABLE
-    assert raised.value.failure_class.transient
 
 
 def test_llm_without_an_endpoint_is_unavailable():

@@ -68,6 +68,5 @@ def test_missing_tesseract_fails_scans_but_not_text_pdfs(monkeypatch):
         parse_shareholder_list(scan.content)
 
     assert raised.value.failure_class == FailureClass.DEPENDENCY_UNAVAILABLE
-    assert raised.value.failure_class.transient
     assert "Tesseract" in raised.value.message
     assert parse_shareholder_list(text.content, method="rules").shareholders

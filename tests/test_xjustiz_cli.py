@@ -15,13 +15,34 @@ AUREG = SAMPLES_DIR / "SI_HRB_135559___2023-08-12T23-22-09.835Z.xml"
 LEGACY = SAMPLES_DIR / "SI.xml"
 
 CONTRACT_KEYS = {
-    "parser_version", "source", "register", "name", "legal_form", "seat", "address", "capital",
-    "purpose", "statute_date", "representation", "officers", "entries", "last_entry_date",
-}  # fmt: skip
+    "parser_version",
+    "source",
+    "register",
+    "name",
+    "legal_form",
+    "seat",
+    "address",
+    "capital",
+    "purpose",
+    "statute_date",
+    "representation",
+    "officers",
+    "entries",
+    "last_entry_date",
+}
 OFFICER_KEYS = {
-    "role_code", "role", "kind", "name", "first_name", "last_name", "birth_date", "city",
-    "representation", "exempt_181", "liability_amount",
-}  # fmt: skip
+    "role_code",
+    "role",
+    "kind",
+    "name",
+    "first_name",
+    "last_name",
+    "birth_date",
+    "city",
+    "representation",
+    "exempt_181",
+    "liability_amount",
+}
 
 
 def _run(*args: str):

@@ -29,27 +29,68 @@ def _record(version: str, **changes) -> CompanyRecord:
         "name": "Beispiel Software GmbH",
         "legal_form": {"code": "GmbH", "label": "Gesellschaft mit beschränkter Haftung"},
         "seat": "München",
-        "address": {"street": "Leopoldstraße", "house_number": "12a", "postal_code": "80802", "city": "München", "country": "DE"},
+        "address": {
+            "street": "Leopoldstraße",
+            "house_number": "12a",
+            "postal_code": "80802",
+            "city": "München",
+            "country": "DE",
+        },
         "capital": {"amount": "25000.00", "currency": "EUR"},
         "purpose": "Entwicklung und Vertrieb von Software.",
         "statute_date": "2019-05-07",
         "representation": "Ist nur ein Geschäftsführer bestellt, so vertritt er die Gesellschaft allein.",
         "officers": [
-            {"role_code": "086", "role": "Geschäftsführer(in)", "kind": "person", "name": "Anna Maria Schulz",
-             "first_name": "Anna Maria", "last_name": "Schulz", "birth_date": "1980-02-29", "city": "Starnberg",
-             "representation": "einzelvertretungsberechtigt", "exempt_181": True},
-            {"role_code": "285", "role": "Prokurist(in)", "kind": "person", "name": "Jonas Weber",
-             "first_name": "Jonas", "last_name": "Weber", "birth_date": "1975-11-03", "city": "München",
-             "representation": "Gesamtprokura gemeinsam mit einem Geschäftsführer", "exempt_181": False},
-            {"role_code": "295", "role": "Zweigniederlassung", "kind": "organisation",
-             "name": "Beispiel Software GmbH Zweigniederlassung Hamburg", "city": "Hamburg"},
+            {
+                "role_code": "086",
+                "role": "Geschäftsführer(in)",
+                "kind": "person",
+                "name": "Anna Maria Schulz",
+                "first_name": "Anna Maria",
+                "last_name": "Schulz",
+                "birth_date": "1980-02-29",
+                "city": "Starnberg",
+                "representation": "einzelvertretungsberechtigt",
+                "exempt_181": True,
+            },
+            {
+                "role_code": "285",
+                "role": "Prokurist(in)",
+                "kind": "person",
+                "name": "Jonas Weber",
+                "first_name": "Jonas",
+                "last_name": "Weber",
+                "birth_date": "1975-11-03",
+                "city": "München",
+                "representation": "Gesamtprokura gemeinsam mit einem Geschäftsführer",
+                "exempt_181": False,
+            },
+            {
+                "role_code": "295",
+                "role": "Zweigniederlassung",
+                "kind": "organisation",
+                "name": "Beispiel Software GmbH Zweigniederlassung Hamburg",
+                "city": "Hamburg",
+            },
         ],
         "entries": [
-            {"column": 6, "position": 1, "number": 1, "kind": "Satzung", "text": "Gesellschaftsvertrag vom 07.05.2019."},
-            {"column": 6, "position": 2, "number": 2, "kind": "Freitext", "text": "Sitz verlegt von Augsburg nach München."},
+            {
+                "column": 6,
+                "position": 1,
+                "number": 1,
+                "kind": "Satzung",
+                "text": "Gesellschaftsvertrag vom 07.05.2019.",
+            },
+            {
+                "column": 6,
+                "position": 2,
+                "number": 2,
+                "kind": "Freitext",
+                "text": "Sitz verlegt von Augsburg nach München.",
+            },
         ],
         "last_entry_date": "2023-11-20",
-    }  # fmt: skip
+    }
     data.update(changes)
     return CompanyRecord.model_validate(data)
 
@@ -62,26 +103,62 @@ def _limited_partnership(version: str) -> CompanyRecord:
         legal_form={"code": "GmbH & Co. KG", "label": "GmbH & Co. Kommanditgesellschaft"},
         capital=None,
         officers=[
-            {"role_code": "252", "role": "Persönlich haftende(r) Gesellschafter(in)", "kind": "organisation",
-             "name": "Beispiel Verwaltungs GmbH", "city": "Lemgo", "exempt_181": True},
-            {"role_code": "275", "role": "Kommanditist(in)", "kind": "person", "name": "Karl Iser",
-             "first_name": "Karl", "last_name": "Iser", "birth_date": "1964-03-19", "city": "Bad Salzuflen",
-             "liability_amount": {"amount": "5052631.00", "currency": "EUR"}},
-            {"role_code": "275", "role": "Kommanditist(in)", "kind": "person", "name": "Greta Pohl",
-             "first_name": "Greta", "last_name": "Pohl", "liability_amount": {"amount": "1263158.40", "currency": "EUR"}},
+            {
+                "role_code": "252",
+                "role": "Persönlich haftende(r) Gesellschafter(in)",
+                "kind": "organisation",
+                "name": "Beispiel Verwaltungs GmbH",
+                "city": "Lemgo",
+                "exempt_181": True,
+            },
+            {
+                "role_code": "275",
+                "role": "Kommanditist(in)",
+                "kind": "person",
+                "name": "Karl Iser",
+                "first_name": "Karl",
+                "last_name": "Iser",
+                "birth_date": "1964-03-19",
+                "city": "Bad Salzuflen",
+                "liability_amount": {"amount": "5052631.00", "currency": "EUR"},
+            },
+            {
+                "role_code": "275",
+                "role": "Kommanditist(in)",
+                "kind": "person",
+                "name": "Greta Pohl",
+                "first_name": "Greta",
+                "last_name": "Pohl",
+                "liability_amount": {"amount": "1263158.40", "currency": "EUR"},
+            },
         ],
-    )  # fmt: skip
+    )
 
 
 def _stock_corporation(version: str) -> CompanyRecord:
     return _record(
         version,
         name="Beispiel Holding AG",
-        register={"court_code": "F1103R", "court_name": "Amtsgericht Charlottenburg", "type": "HRB", "number": "99", "suffix": "B"},
+        register={
+            "court_code": "F1103R",
+            "court_name": "Amtsgericht Charlottenburg",
+            "type": "HRB",
+            "number": "99",
+            "suffix": "B",
+        },
         legal_form={"code": "AG", "label": "Aktiengesellschaft"},
         capital={"amount": "120000.00", "currency": "EUR"},
-        officers=[{"role_code": "194", "role": "Vorstand", "kind": "person", "name": "Eva Roth", "first_name": "Eva", "last_name": "Roth"}],
-    )  # fmt: skip
+        officers=[
+            {
+                "role_code": "194",
+                "role": "Vorstand",
+                "kind": "person",
+                "name": "Eva Roth",
+                "first_name": "Eva",
+                "last_name": "Roth",
+            }
+        ],
+    )
 
 
 def _bare_association(version: str) -> CompanyRecord:
@@ -90,11 +167,23 @@ def _bare_association(version: str) -> CompanyRecord:
         version,
         source={"format": FORMAT_OF_VERSION[version], "xjustiz_version": "1.20.0" if version == "1.x" else version},
         name="Freunde des Beispielvereins e.V.",
-        register={"court_code": "H1101", "court_name": "Amtsgericht Bremen", "type": "VR", "number": "6222", "suffix": "HB"},
+        register={
+            "court_code": "H1101",
+            "court_name": "Amtsgericht Bremen",
+            "type": "VR",
+            "number": "6222",
+            "suffix": "HB",
+        },
         legal_form={"code": "e.V.", "label": "Eingetragener Verein"},
-        address=None, capital=None, purpose=None, statute_date=None, representation=None,
-        officers=[], entries=[], last_entry_date=None,
-    )  # fmt: skip
+        address=None,
+        capital=None,
+        purpose=None,
+        statute_date=None,
+        representation=None,
+        officers=[],
+        entries=[],
+        last_entry_date=None,
+    )
 
 
 RECORDS = {

@@ -15,7 +15,7 @@ and ``run_scheduled_rules``; nothing here needs Dagster.
 
 from orchestration.automation.actions import DeliverySummary, run_due_actions
 from orchestration.automation.evaluator import EvaluationSummary, evaluate_events
-from orchestration.automation.firing import Outcome, fire
+from orchestration.automation.firing import FiringOutcome, fire
 from orchestration.automation.rules import (
     Rule,
     RuleConfigError,
@@ -35,7 +35,7 @@ __all__ = [
     "EvaluationSummary",
     "Event",
     "EventCursor",
-    "Outcome",
+    "FiringOutcome",
     "Rule",
     "RuleConfigError",
     "SIGNATURE_HEADER",

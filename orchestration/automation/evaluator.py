@@ -8,7 +8,7 @@ from time import monotonic
 
 from sqlalchemy.engine import Engine
 
-from orchestration.automation.firing import Outcome, fire
+from orchestration.automation.firing import FiringOutcome, fire
 from orchestration.automation.rules import live_rules
 from orchestration.automation.sources import (
     EVENT_SOURCE_TYPES,
@@ -24,7 +24,7 @@ from orchestration.automation.sources import (
 class EvaluationSummary:
     cursor: EventCursor
     events: int = 0
-    outcomes: Counter[Outcome] = field(default_factory=Counter)
+    outcomes: Counter[FiringOutcome] = field(default_factory=Counter)
     # False when the time budget ended the evaluation with events still waiting.
     caught_up: bool = True
 

@@ -22,7 +22,9 @@ from orchestration.automation.tables import trigger_log
 _RULE_LOCK_CLASS = 0x68726561
 
 
-class Outcome(StrEnum):
+class FiringOutcome(StrEnum):
+    """What firing one rule for one event came to (a job's outcome is ``worker.Outcome``)."""
+
     SUCCEEDED = "succeeded"  # the action ran at once and succeeded
     FAILED = "failed"  # the action ran at once and failed
     SCHEDULED = "scheduled"  # the action waits in automation.scheduled_action
@@ -31,7 +33,7 @@ class Outcome(StrEnum):
 
     @property
     def fired(self) -> bool:
-        return self in (Outcome.SUCCEEDED, Outcome.FAILED, Outcome.SCHEDULED)
+        return self in (FiringOutcome.SUCCEEDED, FiringOutcome.FAILED, FiringOutcome.SCHEDULED)
 
 
 def fired_within(conn: sa.Connection, rule_id: int, seconds: int | None, subject_id: uuid.UUID | None = None) -> bool:
@@ -53,7 +55,7 @@ def _held_back(conn: sa.Connection, rule: Rule, subject_id: uuid.UUID, apply_coo
     return apply_cooldown and rule.cooldown_seconds is not None and fired_within(conn, rule.id, rule.cooldown_seconds)
 
 
-def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool = True) -> Outcome:
+def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool = True) -> FiringOutcome:
     """Fire ``rule`` for ``event`` unless a limit holds it back; log it and run or queue its action.
 
     ``conn`` must not be in a transaction: each firing commits on its own. ``apply_cooldown`` is
@@ -65,9 +67,9 @@ def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool 
                                                trigger_log.c.event_key == event.key)
         ).first()
         if already is not None:
-            return Outcome.ALREADY_FIRED
+            return FiringOutcome.ALREADY_FIRED
         if _held_back(conn, rule, event.subject_id, apply_cooldown):
-            return Outcome.HELD_BACK
+            return FiringOutcome.HELD_BACK
 
         document = event.as_json()
         log_id = conn.execute(
@@ -89,7 +91,7 @@ def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool 
         ).scalar_one()
         if rule.runs_later:
             schedule_action(conn, rule, event.subject_id, document, log_id)
-            return Outcome.SCHEDULED
+            return FiringOutcome.SCHEDULED
         try:
             with conn.begin_nested():
                 execute_database_action(conn, rule, rule.action_type, rule.action_config, document, log_id)
@@ -98,5 +100,5 @@ def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool 
                 trigger_log.update().where(trigger_log.c.id == log_id)
                 .values(status="failed", error_message=describe_error(exc))
             )
-            return Outcome.FAILED
-        return Outcome.SUCCEEDED
+            return FiringOutcome.FAILED
+        return FiringOutcome.SUCCEEDED

@@ -18,7 +18,7 @@ from croniter import croniter
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Engine
 
-from orchestration.automation.firing import Outcome, fire, fired_within
+from orchestration.automation.firing import FiringOutcome, fire, fired_within
 from orchestration.automation.rules import Rule, live_rules
 from orchestration.automation.sources import Event
 from orchestration.automation.tables import scheduled_trigger_execution
@@ -118,8 +118,8 @@ def _run(conn: sa.Connection, rule: Rule, scheduled_at: datetime) -> ScheduledRu
         scheduled_at,
         "completed",
         total=len(entities),
-        processed=sum(o in (Outcome.SUCCEEDED, Outcome.SCHEDULED) for o in outcomes),
-        failed=outcomes.count(Outcome.FAILED),
+        processed=sum(o in (FiringOutcome.SUCCEEDED, FiringOutcome.SCHEDULED) for o in outcomes),
+        failed=outcomes.count(FiringOutcome.FAILED),
     )
 
 

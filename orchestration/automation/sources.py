@@ -2,7 +2,7 @@
 
 Four streams feed the event-driven rules. Each is read from where the cursor stands, in the
 order of (inserting transaction, id), and only up to the horizon: the oldest transaction still
-running (db/sql/0004_event_horizon.sql). Below it every transaction has ended, so a row that
+running (db/sql/migrations/0004_event_horizon.sql). Below it every transaction has ended, so a row that
 commits late is read late but never skipped, however the ids of concurrent writers interleave.
 
 - content.entity_revisions: a new revision is a change of a company's record; it is compared

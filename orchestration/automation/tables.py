@@ -1,4 +1,4 @@
-"""The automation schema as SQLAlchemy Core tables (the DDL lives in db/sql/0002_automation.sql)."""
+"""The automation schema as SQLAlchemy Core tables (the DDL is in db/sql/schema.sql)."""
 
 from __future__ import annotations
 

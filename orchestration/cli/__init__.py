@@ -20,6 +20,7 @@ COMMANDS = {
     "shareholders": "orchestration.cli.shareholders:shareholders",
     "rules": "orchestration.cli.rules:rules",
     "reparse": "orchestration.cli.reparse:reparse",
+    "jobs": "orchestration.cli.jobs:jobs",
 }
 
 

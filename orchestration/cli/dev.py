@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 import time
 
@@ -12,12 +13,22 @@ from orchestration.db import embedded
 from orchestration.settings import get_settings
 
 
+def _echo_problem(name: str, line: str) -> None:
+    click.echo(f"[{name}] {line}", err=True)
+
+
 @click.command()
 @click.option("--no-webserver", is_flag=True, help="Run only the daemon (sensors and runs), no UI.")
 def dev(no_webserver: bool) -> None:
     """Start PostgreSQL (embedded unless HREG_DATABASE_URL), migrate, and run the sample register
-    (when HREG_REGISTER=sample), the Dagster daemon and the webserver; Ctrl-C stops everything."""
+    (when HREG_REGISTER=sample), the Dagster daemon and the webserver; Ctrl-C stops everything.
+
+    The children's output goes to HREG_DATA_DIR/logs/; the terminal shows their warnings and errors."""
+    # Start-up, addresses, warnings and errors: not every migration step or readiness poll.
+    for chatty in ("alembic", "httpx"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     settings = get_settings()
+    log_dir = settings.resolved_data_dir / "logs"
     click.echo(f"data dir: {settings.resolved_data_dir}")
     stack = devstack.prepare(settings)
     click.echo(f"database: {stack.app_url.render_as_string(hide_password=True)} (migrated)")
@@ -29,17 +40,18 @@ def dev(no_webserver: bool) -> None:
     signal.signal(signal.SIGTERM, _stop)
     try:
         if settings.register_kind == "sample":
-            click.echo(f"sample register: {devstack.start_sample_register(stack)}")
+            click.echo(f"sample register: {devstack.start_sample_register(stack, log_dir, _echo_problem)}")
         else:
             click.echo(f"register: live portal at {settings.register_base_url}")
-        devstack.start_dagster(stack, webserver=not no_webserver)
+        click.echo(f"logs: {log_dir}/ (daemon, webserver, sample register)")
+        devstack.start_dagster(stack, webserver=not no_webserver, log_dir=log_dir, echo=_echo_problem)
         if not no_webserver:
             click.echo(f"Dagster UI: {stack.webserver_url}")
         click.echo('ready: try `hreg search "Bäckerei"` in another shell; Ctrl-C stops')
         while True:
             for name, process in stack.processes.items():
                 if process.poll() is not None:
-                    raise click.ClickException(f"{name} exited with {process.returncode}")
+                    raise click.ClickException(f"{name} exited with {process.returncode}; see {log_dir / name}.log")
             time.sleep(1)
     except KeyboardInterrupt:
         click.echo("stopping…")

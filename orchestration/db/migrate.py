@@ -1,4 +1,5 @@
-"""Schema migrations (Alembic) whose content lives in plain SQL files under ``db/sql``."""
+"""Schema migrations: Alembic's versioned deltas (SQL in ``db/sql/migrations``), then the current
+definitions of functions, triggers and views (``db/definitions.py``)."""
 
 from __future__ import annotations
 
@@ -10,19 +11,23 @@ from alembic import command, op
 from alembic.config import Config
 from sqlalchemy.engine import Engine
 
+from orchestration.db import definitions
 from orchestration.settings import Settings, get_settings
 
-SQL_DIR = Path(__file__).parent / "sql"
+MIGRATION_SQL_DIR = Path(__file__).parent / "sql" / "migrations"
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 # Serialises concurrent `upgrade` calls (webserver, daemon and CLI starting together).
 _MIGRATION_LOCK_KEY = 0x68726567  # "hreg"
 
 
 def run_sql_file(name: str) -> None:
-    """Execute one SQL file inside the running migration."""
-    # Straight to the driver without parameters, so that '%' in PL/pgSQL is not a placeholder.
-    with op.get_bind().connection.dbapi_connection.cursor() as cursor:
-        cursor.execute((SQL_DIR / name).read_text())
+    """Execute one SQL file of ``db/sql/migrations`` inside the running migration."""
+    definitions.run_sql(op.get_bind(), (MIGRATION_SQL_DIR / name).read_text())
+
+
+def apply_definitions(*names: str) -> None:
+    """Apply definition files a migration's own statements need (e.g. a function a new column calls)."""
+    definitions.apply(op.get_bind(), only=list(names))
 
 
 def _alembic_config(connection: sa.Connection) -> Config:

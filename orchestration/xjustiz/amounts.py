@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from orchestration.xjustiz.values import Children, child_text, descend
+from orchestration.xjustiz.values import child_text, children, descend
 
-Money = Callable[[etree._Element], dict | None]
+MoneyReader = Callable[[etree._Element], dict | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +30,9 @@ class AmountNames:
     role_reference: str
 
 
-def read_capital(additional: etree._Element | None, names: AmountNames, money: Money) -> dict | None:
+def read_capital(additional: etree._Element | None, names: AmountNames, money: MoneyReader) -> dict | None:
     """The first capital the document states, in the order of ``capital_paths``."""
-    companies = Children(descend(additional, names.capital_company))
+    companies = children(descend(additional, names.capital_company))
     for path in names.capital_paths:
         element = descend(companies.get(path[0]), *path[1:])
         amount = money(element) if element is not None else None
@@ -41,7 +41,7 @@ def read_capital(additional: etree._Element | None, names: AmountNames, money: M
     return None
 
 
-def read_liabilities(additional: etree._Element | None, names: AmountNames, money: Money) -> dict[str, dict]:
+def read_liabilities(additional: etree._Element | None, names: AmountNames, money: MoneyReader) -> dict[str, dict]:
     """Each limited partner's Hafteinlage, by the partner's role number."""
     partnership = descend(additional, *names.limited_partners)
     liabilities = {}

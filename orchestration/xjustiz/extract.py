@@ -1,19 +1,17 @@
 """The register extract (Auszug) of an SI document: its entries and dates, in one pass.
 
-Same idea as ``participants``: RegisSTAR extracts carry dozens of entries, and one ``Selector``
-pass reads them as one record per entry, in C, instead of a lookup per field and entry.
+Same idea as ``participants``: RegisSTAR extracts carry dozens of entries, and one pass over
+the elements named reads them as one record per entry, instead of a lookup per field and entry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 
 from lxml import etree
 
-from orchestration.xjustiz._select import CODED, ELEMENT, TEXT, Selector
-from orchestration.xjustiz.values import child_text, descend, iso_date, optional_int
+from orchestration.xjustiz.values import child_text, clean, code_and_label, descend, iso_date, optional_int
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,39 +38,56 @@ class Extract:
     last_entry_date: str | None = None
 
 
-# The fields of an entry: slots of one record per entry.
-ENTRY, COLUMN, POSITION, NUMBER, KIND, TEXT_FIELD, WIDTH = range(7)
-
-
-@cache
-def _selector(names: ExtractNames) -> Selector:
-    kind = {names.kind: (KIND, CODED)} if names.kind_text is None else {(names.kind, names.kind_text): (KIND, TEXT)}
-    return Selector({
-        names.entry: (ENTRY, ELEMENT),
-        names.column: (COLUMN, TEXT),
-        names.position: (POSITION, TEXT),
-        names.number: (NUMBER, TEXT),
-        **kind,
-        names.text: (TEXT_FIELD, TEXT),
-    })  # fmt: skip
-
-
 def read_extract(
     auszug: etree._Element | None, names: ExtractNames, entry_kind: Callable[[tuple], str | None] | None = None
 ) -> Extract:
-    """``entry_kind`` names an entry's kind from its (code, label) in 3.x; 1.x spells it out."""
+    """``entry_kind`` names an entry's kind from its (code, label) in 3.x; 1.x spells it out.
+
+    Each field of an entry is the first value found in it that is not blank."""
     extract = Extract()
     if auszug is None:
         return extract
-    for record in _selector(names).records(auszug, ENTRY, WIDTH):
-        element, kind = record[ENTRY], record[KIND]
-        extract.entries.append({
-            "column": optional_int(record[COLUMN], (descend, element, names.column)),
-            "position": optional_int(record[POSITION], (descend, element, names.position)),
-            "number": optional_int(record[NUMBER], (descend, element, names.number)),
-            "kind": entry_kind(kind) if entry_kind and kind is not None else kind,
-            "text": record[TEXT_FIELD] or "",
-        })  # fmt: skip
+    entry_tag, column, position, number, kind_tag, text = (
+        names.entry,
+        names.column,
+        names.position,
+        names.number,
+        names.kind,
+        names.text,
+    )
+    coded = names.kind_text is None
+    kind_value = kind_tag if coded else names.kind_text
+    entries: list[list] = []  # [entry, column, position, number, kind, text] as read
+    slots = {column: 1, position: 2, number: 3, text: 5}
+    entry = None
+    for element in auszug.iterdescendants(entry_tag, column, position, number, kind_value, text):
+        tag = element.tag
+        if tag == entry_tag:
+            entry = [element, None, None, None, None, None]
+            entries.append(entry)
+            continue
+        if entry is None:
+            continue
+        if tag == kind_value:
+            if entry[4] is None:
+                if coded:
+                    entry[4] = code_and_label(element)
+                elif element.getparent().tag == kind_tag:
+                    entry[4] = clean(element.text)
+            continue
+        slot = slots[tag]
+        if entry[slot] is None:
+            entry[slot] = clean(element.text)
+    for element, column_text, position_text, number_text, kind, entry_text in entries:
+        extract.entries.append(
+            {
+                "column": optional_int(column_text, (descend, element, column)),
+                "position": optional_int(position_text, (descend, element, position)),
+                "number": optional_int(number_text, (descend, element, number)),
+                "kind": entry_kind(kind) if entry_kind and kind is not None else kind,
+                "text": entry_text or "",
+            }
+        )
     day = iso_date(child_text(auszug, names.retrieval_date), (descend, auszug, names.retrieval_date))
     time = child_text(auszug, names.retrieval_time)
     extract.retrieved_at = f"{day}T{time}" if day and time else day

@@ -4,7 +4,8 @@
 ``<Rollenbezeichnung><content>Prokurist(in)``); ``codes`` maps those labels onto the codes 3.x
 uses. AUREG's 1.x files, like its 3.x ones, have no ``Basisdaten_Register/Rechtstraeger``: the
 participant the register data points at (role Rechtsträger) stands in. A role label the tables do
-not know keeps its label with an empty role code and is logged.
+not know keeps its label with an empty role code and is logged. What 1.x and 3.x read alike is
+``record``'s.
 """
 
 from __future__ import annotations
@@ -14,29 +15,24 @@ import logging
 from lxml import etree
 
 from orchestration.xjustiz import codes
-from orchestration.xjustiz._select import MARK, TEXT, Selector
-from orchestration.xjustiz.amounts import AmountNames, read_capital, read_liabilities
-from orchestration.xjustiz.extract import ExtractNames, read_extract
+from orchestration.xjustiz.amounts import AmountNames
+from orchestration.xjustiz.extract import ExtractNames
 from orchestration.xjustiz.participants import (
     ParticipantNames,
     Representation,
     Role,
-    officers,
     read_participants,
 )
+from orchestration.xjustiz.record import Generation
 from orchestration.xjustiz.values import (
     XJUSTIZ_NS,
-    Children,
     child_text,
-    decimal_amount,
+    clean,
     descend,
-    first_of,
-    iso_date,
     split_register_reference,
     structure_error,
     text_of,
 )
-from orchestration.xjustiz.version import PARSER_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -70,15 +66,6 @@ NO_EXEMPTION = "(keine Angabe)"
 ENTITLED = T + "Vertretungsberechtigte"
 GENERAL = T + "Allgemeine_Vertretungsregelung"
 EXEMPTION_181 = T + "Besonderheiten_zu_181BGB"
-# Authority and exemption are spelled out in a ``content`` child.
-REPRESENTATION = Selector({
-    ENTITLED: (ENTITLED, MARK),
-    GENERAL: (GENERAL, MARK),
-    ROLE_REFERENCE: (ROLE_REFERENCE, TEXT),
-    (AUTHORITY, CONTENT): (AUTHORITY, TEXT),
-    (EXEMPTION_181, CONTENT): (EXEMPTION_181, TEXT),
-})  # fmt: skip
-COMPANY_FIELDS = (NAME, LEGAL_FORM, SEAT, ADDRESS)
 
 PARTICIPANT_NAMES = ParticipantNames(
     participation=T + "Beteiligung",
@@ -111,48 +98,6 @@ EXTRACT_NAMES = ExtractNames(
 )
 
 
-def parse_v1(root: etree._Element, top: dict, version: str, retrieved_at: str | None) -> dict:
-    """``top``: the first child of each tag of ``root``."""
-    proceeding = descend(top.get(PROCEEDING[0]), *PROCEEDING[1:])
-    if proceeding is None:
-        raise structure_error(root, "no procedure data", "Grunddaten/Verfahrensdaten")
-    fachdaten = top.get(FACHDATEN)
-    if fachdaten is None:
-        raise structure_error(root, "no register data", FACHDATEN)
-    register_data = Children(fachdaten)
-    basis = Children(register_data.get(BASISDATEN))
-    extract = read_extract(register_data.get(EXTRACT), EXTRACT_NAMES)
-    additional = register_data.get(ADDITIONAL)
-
-    roles = _roles(proceeding)
-    company = _company(fachdaten, register_data, basis, roles)
-    representation, special_representation = _representation(basis.get(T + "Vertretung"))
-    liabilities = read_liabilities(additional, AMOUNTS, _money)
-    statute = basis.get(T + "Aktuelles_Satzungsdatum")
-
-    return dict(
-        parser_version=PARSER_VERSION,
-        source=dict(
-            format="xjustiz-1",
-            xjustiz_version=version,
-            producer=text_of(descend(proceeding, *PRODUCER)),
-            retrieved_at=retrieved_at or extract.retrieved_at,
-        ),
-        register=_register(proceeding, roles),
-        name=_company_name(company),
-        legal_form=_legal_form(company, roles),
-        seat=child_text(company.get(SEAT), CITY),
-        address=_address(company.get(ADDRESS)),
-        capital=read_capital(additional, AMOUNTS, _money),
-        purpose=text_of(basis.get(T + "Gegenstand_oder_Geschaeftszweck")),
-        statute_date=iso_date(statute.text, statute) if statute is not None else None,
-        representation=representation,
-        officers=officers(roles, codes.NON_OFFICER_ROLES, special_representation, liabilities),
-        entries=extract.entries,
-        last_entry_date=extract.last_entry_date,
-    )
-
-
 def _roles(proceeding: etree._Element) -> list[Role]:
     roles = []
     # Hundreds of participants share a few role labels: each label is looked up once.
@@ -179,29 +124,7 @@ def _roles(proceeding: etree._Element) -> list[Role]:
     return roles
 
 
-def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles: list[Role]) -> dict:
-    """The fields of the Rechtsträger: its own block, or the participant standing in for it."""
-    rechtstraeger = basis.get(T + "Rechtstraeger")
-    if rechtstraeger is not None:
-        return first_of(rechtstraeger, COMPANY_FIELDS)
-    concerned = child_text(register_data.get(T + "Betroffener_Rechtstraeger"), ROLE_REFERENCE)
-    candidates = [r for r in roles if r[0] == concerned] + [r for r in roles if r[1] == codes.COMPANY_ROLE]
-    for _, _, _, participant in candidates:
-        if participant.kind == "organisation":
-            return first_of(participant.organisation, COMPANY_FIELDS)
-    raise structure_error(
-        fachdaten, "no Rechtsträger: neither Basisdaten_Register/Rechtstraeger nor a participant Rechtsträger"
-    )
-
-
-def _company_name(company: dict) -> str:
-    name = text_of(company.get(NAME))
-    if name is None:
-        raise structure_error(company[None], "company name is missing", "Bezeichnung/Bezeichnung_Aktuell")
-    return name
-
-
-def _register(proceeding: etree._Element, roles: list[Role]) -> dict:
+def _register(proceeding: etree._Element, top: dict, roles: list[Role]) -> dict:
     instance = descend(proceeding, INSTANCE)
     if instance is None:
         raise structure_error(proceeding, "no instance data", INSTANCE)
@@ -222,7 +145,9 @@ def _legal_form(company: dict, roles: list[Role]) -> dict:
     label = child_text(company.get(LEGAL_FORM), CONTENT)
     if label is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
-        organisations = (p.organisation for _, code, _, p in roles if code == codes.COMPANY_ROLE and p.organisation is not None)
+        organisations = (
+            p.organisation for _, code, _, p in roles if code == codes.COMPANY_ROLE and p.organisation is not None
+        )
         label = next((child_text(descend(organisation, LEGAL_FORM), CONTENT) for organisation in organisations), None)
     if label is None:
         raise structure_error(company[None], "legal form is missing", "Rechtsform/content")
@@ -233,30 +158,9 @@ def _legal_form(company: dict, roles: list[Role]) -> dict:
     return dict(code=canonical, label=codes.LEGAL_FORMS[canonical])
 
 
-def _address(anschrift: etree._Element | None) -> dict | None:
-    if anschrift is None:
-        return None
-    parts = Children(anschrift)
-    address = dict(
-        street=text_of(parts.get(T + "Strasse")),
-        house_number=text_of(parts.get(T + "Hausnummer")),
-        postal_code=text_of(parts.get(T + "Postleitzahl")),
-        city=text_of(parts.get(CITY)),
-        country=child_text(parts.get(T + "Staat"), CONTENT),
-    )
-    return address if any(address.values()) else None
-
-
-def _money(element: etree._Element) -> dict | None:
-    parts = Children(element)
-    amount = decimal_amount(text_of(parts.get(T + "Zahl")), element)
-    if amount is None:
-        return None
+def _currency_code(parts: dict) -> str | None:
     currency = parts.get(T + "Waehrung")
-    code = text_of(currency) or child_text(currency, CONTENT)
-    if code is None:
-        raise structure_error(element, "amount without currency", T + "Waehrung")
-    return dict(amount=amount, currency=code)
+    return text_of(currency) or child_text(currency, CONTENT)
 
 
 def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, Representation]]:
@@ -265,16 +169,69 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
         return None, {}
     general = current = Representation()
     entitled: dict[str, Representation] = {}
-    for field, value in REPRESENTATION.select(vertretung):
-        if field == ENTITLED:
+    # Authority and exemption are spelled out in a ``content`` child.
+    for element in vertretung.iterdescendants(ENTITLED, GENERAL, ROLE_REFERENCE, CONTENT):
+        tag = element.tag
+        if tag == ENTITLED:
             current = Representation()
-        elif field == GENERAL:
+        elif tag == GENERAL:
             current = general
-        elif field == ROLE_REFERENCE:
-            entitled[value or ""] = current
-        elif field == AUTHORITY:
-            if value:
-                current.texts.append(value)
-        elif current is not general:  # Besonderheiten_zu_181BGB of an entitled participant
-            current.exempt_181 = bool(value) and value != NO_EXEMPTION
+        elif tag == ROLE_REFERENCE:
+            entitled[clean(element.text) or ""] = current
+        else:
+            parent = element.getparent().tag
+            if parent == AUTHORITY:
+                text = clean(element.text)
+                if text:
+                    current.texts.append(text)
+            elif parent == EXEMPTION_181 and current is not general:
+                text = clean(element.text)
+                current.exempt_181 = bool(text) and text != NO_EXEMPTION
     return general.text, entitled
+
+
+def _producer(top: dict, proceeding: etree._Element) -> str | None:
+    return text_of(descend(proceeding, *PRODUCER))
+
+
+def _country(staat: etree._Element) -> str | None:
+    return child_text(staat, CONTENT)
+
+
+GENERATION = Generation(
+    format="xjustiz-1",
+    proceeding=PROCEEDING,
+    register_data=FACHDATEN,
+    basis=BASISDATEN,
+    extract=EXTRACT,
+    additional=ADDITIONAL,
+    rechtstraeger=T + "Rechtstraeger",
+    concerned=T + "Betroffener_Rechtstraeger",
+    representation=T + "Vertretung",
+    purpose=(T + "Gegenstand_oder_Geschaeftszweck",),
+    statute=T + "Aktuelles_Satzungsdatum",
+    statute_date=None,
+    name=NAME,
+    legal_form=LEGAL_FORM,
+    seat=SEAT,
+    address=ADDRESS,
+    city=CITY,
+    street=T + "Strasse",
+    house_number=T + "Hausnummer",
+    postal_code=T + "Postleitzahl",
+    country=T + "Staat",
+    amount=T + "Zahl",
+    currency=T + "Waehrung",
+    role_reference=ROLE_REFERENCE,
+    extract_names=EXTRACT_NAMES,
+    amount_names=AMOUNTS,
+    no_company="no Rechtsträger: neither Basisdaten_Register/Rechtstraeger nor a participant Rechtsträger",
+    name_path="Bezeichnung/Bezeichnung_Aktuell",
+    roles=_roles,
+    register=_register,
+    producer=_producer,
+    legal_form_of=_legal_form,
+    read_representation=_representation,
+    currency_code=_currency_code,
+    country_of=_country,
+)

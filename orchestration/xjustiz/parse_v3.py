@@ -6,8 +6,8 @@ currencies under ``auswahl_waehrung`` from 3.5) both places are read. Both produ
 RegisSTAR files name the company in ``basisdatenRegister/rechtstraeger``; AUREG files do not, so
 the participant the register data points at (role 287, Rechtsträger) stands in.
 
-Participants and the extract are read in one pass each (``participants``, ``extract``); the
-result is plain data that ``parser`` validates into a CompanyRecord in one call.
+What 1.x and 3.x read alike is ``record``'s; this module gives the 3.x names and the readers
+that differ (register number and court, legal form code, coded roles, representation, currency).
 """
 
 from __future__ import annotations
@@ -17,37 +17,32 @@ import logging
 from lxml import etree
 
 from orchestration.xjustiz import codes
-from orchestration.xjustiz._select import CODED, MARK, TEXT, Selector
-from orchestration.xjustiz.amounts import AmountNames, read_capital, read_liabilities
-from orchestration.xjustiz.extract import ExtractNames, read_extract
+from orchestration.xjustiz.amounts import AmountNames
+from orchestration.xjustiz.extract import ExtractNames
 from orchestration.xjustiz.participants import (
     ParticipantNames,
     Representation,
     Role,
-    officers,
     read_participants,
 )
+from orchestration.xjustiz.record import Generation
 from orchestration.xjustiz.values import (
     XJUSTIZ_NS,
-    Children,
     child_text,
+    children,
+    clean,
     code_and_label,
-    comment_label,
-    decimal_amount,
     descend,
-    first_of,
-    iso_date,
     register_type,
     split_register_reference,
     structure_error,
     text_of,
 )
-from orchestration.xjustiz.version import PARSER_VERSION
 
 log = logging.getLogger(__name__)
 
 T = "{" + XJUSTIZ_NS + "}"
-# Element names in Clark notation. Lookups go child by child (``descend``, ``Children``), in C:
+# Element names in Clark notation. Lookups go child by child (``descend``, ``children``):
 # ElementPath's ``find`` with a path costs more than the parse of a small document.
 KOPF = T + "nachrichtenkopf"
 PRODUCER = (T + "herstellerinformation", T + "nameDesProdukts")
@@ -84,14 +79,6 @@ AMOUNTS = AmountNames(
     liability=T + "hafteinlage",
     role_reference=ROLE_REFERENCE,
 )
-REPRESENTATION = Selector({
-    ENTITLED: (ENTITLED, MARK),
-    ROLE_REFERENCE: (ROLE_REFERENCE, TEXT),
-    AUTHORITY_TEXT: (AUTHORITY_TEXT, TEXT),
-    AUTHORITY_CODE: (AUTHORITY_CODE, CODED),
-    EXEMPTION_181: (EXEMPTION_181, MARK),
-})  # fmt: skip
-COMPANY_FIELDS = (NAME, LEGAL_FORM, SEAT, ADDRESS)
 
 
 PARTICIPANT_NAMES = ParticipantNames(
@@ -125,57 +112,15 @@ EXTRACT_NAMES = ExtractNames(
 )
 
 
-def parse_v3(root: etree._Element, top: dict, version: str, retrieved_at: str | None) -> dict:
-    """``top``: the first child of each tag of ``root``."""
-    kopf = top.get(KOPF)
-    proceeding = descend(top.get(PROCEEDING[0]), *PROCEEDING[1:])
-    if proceeding is None:
-        raise structure_error(root, "no procedure data", "grunddaten/verfahrensdaten")
-    fachdaten = top.get(FACHDATEN)
-    if fachdaten is None:
-        raise structure_error(root, "no register data", FACHDATEN)
-    register_data = Children(fachdaten)
-    basis = Children(register_data.get(BASISDATEN))
-    extract = read_extract(register_data.get(EXTRACT), EXTRACT_NAMES, _entry_kind)
-    additional = register_data.get(ADDITIONAL)
-
-    roles = _roles(proceeding)
-    company = _company(fachdaten, register_data, basis, roles)
-    representation, special_representation = _representation(basis.get(T + "vertretung"))
-    liabilities = read_liabilities(additional, AMOUNTS, _money)
-    statute = basis.get(T + "satzungsdatum")
-
-    return dict(
-        parser_version=PARSER_VERSION,
-        source=dict(
-            format="xjustiz-3",
-            xjustiz_version=version,
-            producer=text_of(descend(descend(kopf, PRODUCER[0]), *PRODUCER[1:])),
-            retrieved_at=retrieved_at or extract.retrieved_at,
-        ),
-        register=_register(proceeding, kopf, roles),
-        name=_company_name(company),
-        legal_form=_legal_form(company, roles),
-        seat=child_text(company.get(SEAT), CITY),
-        address=_address(company.get(ADDRESS)),
-        capital=read_capital(additional, AMOUNTS, _money),
-        purpose=text_of(basis.get(T + "gegenstand")) or text_of(basis.get(T + "geschaeftszweck")),
-        statute_date=iso_date(child_text(statute, T + "aktuellesSatzungsdatum"), statute)
-        if statute is not None
-        else None,
-        representation=representation,
-        officers=officers(roles, codes.NON_OFFICER_ROLES, special_representation, liabilities),
-        entries=extract.entries,
-        last_entry_date=extract.last_entry_date,
-    )
-
-
 def _roles(proceeding: etree._Element) -> list[Role]:
     roles = []
     for participant in read_participants(proceeding, PARTICIPANT_NAMES):
         if participant.kind is None:
-            raise structure_error(participant.participation, "participant is neither a person nor an organisation",
-                                  "beteiligter/auswahl_beteiligter")  # fmt: skip
+            raise structure_error(
+                participant.participation,
+                "participant is neither a person nor an organisation",
+                "beteiligter/auswahl_beteiligter",
+            )
         for number, code, label, _ in participant.roles:
             if code is None:
                 raise structure_error(participant.participation, "role without code", "rolle/rollenbezeichnung/code")
@@ -183,36 +128,14 @@ def _roles(proceeding: etree._Element) -> list[Role]:
     return roles
 
 
-def _company(fachdaten: etree._Element, register_data: dict, basis: dict, roles: list[Role]) -> dict:
-    """The fields of the Rechtsträger: its own block, or the participant standing in for it."""
-    rechtstraeger = basis.get(T + "rechtstraeger")
-    if rechtstraeger is not None:
-        return first_of(rechtstraeger, COMPANY_FIELDS)
-    concerned = child_text(register_data.get(T + "betroffenerRechtstraeger"), ROLE_REFERENCE)
-    candidates = [r for r in roles if r[0] == concerned] + [r for r in roles if r[1] == codes.COMPANY_ROLE]
-    for _, _, _, participant in candidates:
-        if participant.kind == "organisation":
-            return first_of(participant.organisation, COMPANY_FIELDS)
-    raise structure_error(
-        fachdaten, "no Rechtsträger: neither basisdatenRegister/rechtstraeger nor a participant with role 287"
-    )
-
-
-def _company_name(company: dict) -> str:
-    name = text_of(company.get(NAME))
-    if name is None:
-        raise structure_error(company[None], "company name is missing", "bezeichnung/bezeichnung.aktuell")
-    return name
-
-
-def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: list[Role]) -> dict:
+def _register(proceeding: etree._Element, top: dict, roles: list[Role]) -> dict:
     instance = descend(proceeding, INSTANCE)
     if instance is None:
         raise structure_error(proceeding, "no instance data", INSTANCE)
-    instance_parts = Children(instance)
+    instance_parts = children(instance)
     court = descend(instance_parts.get(INSTANCE_COURT[0]), *INSTANCE_COURT[1:])
     court_code, court_label = code_and_label(court)
-    court_code = court_code or text_of(descend(kopf, *SENDER_COURT))
+    court_code = court_code or text_of(descend(top.get(KOPF), *SENDER_COURT))
     if court_code is None:
         raise structure_error(instance, "register court is missing", "auswahl_instanzbehoerde/gericht/code")
 
@@ -221,7 +144,7 @@ def _register(proceeding: etree._Element, kopf: etree._Element | None, roles: li
         raise structure_error(instance, "register number is missing", "aktenzeichen/auswahl_aktenzeichen")
     structured = descend(reference, T + "aktenzeichen.strukturiert")
     if structured is not None:
-        parts = Children(structured)
+        parts = children(structured)
         kind = child_text(parts.get(T + "register"), "code")
         number = text_of(parts.get(T + "laufendeNummer"))
         if kind is None or number is None:
@@ -275,22 +198,8 @@ def _legal_form(company: dict, roles: list[Role]) -> dict:
     canonical = codes.legal_form_from_code(raw)
     if canonical is None:
         log.warning("unknown legal form code %r, kept as it is", raw)
-        return dict(code=raw, label=comment_label(element) or raw)
+        return dict(code=raw, label=code_and_label(element)[1] or raw)
     return dict(code=canonical, label=codes.LEGAL_FORMS[canonical])
-
-
-def _address(anschrift: etree._Element | None) -> dict | None:
-    if anschrift is None:
-        return None
-    parts = Children(anschrift)
-    address = dict(
-        street=text_of(parts.get(T + "strasse")),
-        house_number=text_of(parts.get(T + "hausnummer")),
-        postal_code=text_of(parts.get(T + "postleitzahl")),
-        city=text_of(parts.get(CITY)),
-        country=_country(parts.get(T + "staat")),
-    )
-    return address if any(address.values()) else None
 
 
 def _country(staat: etree._Element | None) -> str | None:
@@ -301,19 +210,12 @@ def _country(staat: etree._Element | None) -> str | None:
     return codes.BFJ_COUNTRIES.get(value, value) if value else None
 
 
-def _money(element: etree._Element) -> dict | None:
-    parts = Children(element)
-    amount = decimal_amount(text_of(parts.get(T + "zahl")), element)
-    if amount is None:
-        return None
+def _currency_code(parts: dict) -> str | None:
     currency = parts.get(T + "waehrung")
     choice = parts.get(T + "auswahl_waehrung")  # 3.5+: waehrung, historischeWaehrung, elektronischeWaehrung
     if currency is None and choice is not None:
         currency = next((c for c in choice if isinstance(c.tag, str)), None)
-    code = child_text(currency, "code") or text_of(currency)
-    if code is None:
-        raise structure_error(element, "amount without currency", T + "waehrung")
-    return dict(amount=amount, currency=code)
+    return child_text(currency, "code") or text_of(currency)
 
 
 def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, Representation]]:
@@ -324,16 +226,19 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
         return None, {}
     general = current = Representation()
     entitled: dict[str, Representation] = {}
-    for field, value in REPRESENTATION.select(vertretung):
-        if field == ENTITLED:
+    for element in vertretung.iterdescendants(ENTITLED, ROLE_REFERENCE, AUTHORITY_TEXT, AUTHORITY_CODE, EXEMPTION_181):
+        tag = element.tag
+        if tag == ENTITLED:
             current = Representation()
-        elif field == ROLE_REFERENCE:
-            entitled[value or ""] = current
-        elif field == AUTHORITY_TEXT:
-            if value:
-                current.texts.append(value)
-        elif field == AUTHORITY_CODE:
-            text = value[1] or value[0]  # the label, else the code
+        elif tag == ROLE_REFERENCE:
+            entitled[clean(element.text) or ""] = current
+        elif tag == AUTHORITY_TEXT:
+            text = clean(element.text)
+            if text:
+                current.texts.append(text)
+        elif tag == AUTHORITY_CODE:
+            code, label = code_and_label(element)
+            text = label or code
             if text:
                 current.texts.append(text)
         elif current is not general:  # an exemption from § 181 BGB
@@ -344,3 +249,47 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
 def _entry_kind(coded: tuple[str | None, str | None]) -> str | None:
     code, label = coded
     return label or codes.ENTRY_KINDS.get(code or "") or code
+
+
+def _producer(top: dict, proceeding: etree._Element) -> str | None:
+    return text_of(descend(top.get(KOPF), *PRODUCER))
+
+
+GENERATION = Generation(
+    format="xjustiz-3",
+    proceeding=PROCEEDING,
+    register_data=FACHDATEN,
+    basis=BASISDATEN,
+    extract=EXTRACT,
+    additional=ADDITIONAL,
+    rechtstraeger=T + "rechtstraeger",
+    concerned=T + "betroffenerRechtstraeger",
+    representation=T + "vertretung",
+    purpose=(T + "gegenstand", T + "geschaeftszweck"),
+    statute=T + "satzungsdatum",
+    statute_date=T + "aktuellesSatzungsdatum",
+    name=NAME,
+    legal_form=LEGAL_FORM,
+    seat=SEAT,
+    address=ADDRESS,
+    city=CITY,
+    street=T + "strasse",
+    house_number=T + "hausnummer",
+    postal_code=T + "postleitzahl",
+    country=T + "staat",
+    amount=T + "zahl",
+    currency=T + "waehrung",
+    role_reference=ROLE_REFERENCE,
+    extract_names=EXTRACT_NAMES,
+    amount_names=AMOUNTS,
+    no_company="no Rechtsträger: neither basisdatenRegister/rechtstraeger nor a participant with role 287",
+    name_path="bezeichnung/bezeichnung.aktuell",
+    roles=_roles,
+    register=_register,
+    producer=_producer,
+    legal_form_of=_legal_form,
+    read_representation=_representation,
+    currency_code=_currency_code,
+    country_of=_country,
+    entry_kind=_entry_kind,
+)

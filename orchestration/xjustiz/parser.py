@@ -19,11 +19,11 @@ from lxml import etree
 from pydantic import ValidationError
 
 from orchestration.failures import FailureClass, JobError
+from orchestration.xjustiz import parse_v1, parse_v3
 from orchestration.xjustiz.model import CompanyRecord
-from orchestration.xjustiz.parse_v1 import parse_v1
-from orchestration.xjustiz.parse_v3 import parse_v3
+from orchestration.xjustiz.record import read_record
 from orchestration.xjustiz.safe_xml import parse_xml
-from orchestration.xjustiz.values import XJUSTIZ_NS, Children, element_path
+from orchestration.xjustiz.values import XJUSTIZ_NS, children, element_path
 
 LEGACY_ROOT = f"{{{XJUSTIZ_NS}}}XJustiz_Daten"
 SI_ROOT = f"{{{XJUSTIZ_NS}}}nachricht.reg.0400003"
@@ -57,7 +57,7 @@ def _parse_si(data: bytes, retrieved_at: str | None) -> CompanyRecord:
     root = parse_xml(data)
     tag = root.tag
     if tag == SI_ROOT:
-        top = Children(root)
+        top = children(root)
         version = _version(root, top, SI_HEADER, "xjustizVersion")
         major, minor = _major_minor(version, root)
         if major != 3 or minor not in SUPPORTED_3X_MINORS:
@@ -67,9 +67,9 @@ def _parse_si(data: bytes, retrieved_at: str | None) -> CompanyRecord:
                 source="xjustiz",
                 code=element_path(root, "nachrichtenkopf/@xjustizVersion"),
             )
-        return _validated(parse_v3(root, top, version, retrieved_at), root)
+        return _validated(read_record(root, top, version, retrieved_at, parse_v3.GENERATION), root)
     if tag == LEGACY_ROOT:
-        top = Children(root)
+        top = children(root)
         version = _version(root, top, LEGACY_HEADER, "XJustizVersion")
         major, _ = _major_minor(version, root)
         if major != 1:
@@ -79,7 +79,7 @@ def _parse_si(data: bytes, retrieved_at: str | None) -> CompanyRecord:
                 source="xjustiz",
                 code=element_path(root, "Grunddaten/@XJustizVersion"),
             )
-        return _validated(parse_v1(root, top, version, retrieved_at), root)
+        return _validated(read_record(root, top, version, retrieved_at, parse_v1.GENERATION), root)
     raise JobError(
         FailureClass.INVALID_FILE,
         f"not an XJustiz SI document (root element {_describe(root)})",

@@ -1,23 +1,21 @@
 """The participants (Beteiligte) of an SI document, read in one pass for both generations.
 
 A register extract can list hundreds of participants (one file has 363 Prokuristen). Looking
-fields up per participant through lxml's Python API costs several times the XML parse; one
-``Selector`` pass over the procedure data reads the few values needed in C and hands them over
-as (field, value) pairs, which keeps extraction close to the cost of the parse.
+fields up per participant costs a Python object for every element touched, several times the
+XML parse; one ``iterdescendants()`` over the procedure data, filtered by lxml in C to the few
+element names needed, visits only those and keeps extraction close to the cost of the parse.
 
-The loops here run once per participant or per value read, so they keep to plain slotted
+The loops here run once per participant or per element visited, so they keep to plain slotted
 objects, lists and dicts: every object or call saved is paid back hundreds of times per file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 from lxml import etree
 
-from orchestration.xjustiz._select import CODED, ELEMENT, MARK, TEXT, Selector
-from orchestration.xjustiz.values import clean, iso_date, structure_error
+from orchestration.xjustiz.values import clean, code_and_label, iso_date, structure_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +47,18 @@ class Participant:
     the code in 3.x, the role's name in 1.x)."""
 
     __slots__ = (
-        "address_city", "birth_date", "first_name", "kind", "last_name", "name", "officer_fields",
-        "organisation", "participation", "roles", "seat_city",
-    )  # fmt: skip
+        "address_city",
+        "birth_date",
+        "first_name",
+        "kind",
+        "last_name",
+        "name",
+        "officer_fields",
+        "organisation",
+        "participation",
+        "roles",
+        "seat_city",
+    )
 
     def __init__(self, participation: etree._Element | None) -> None:
         self.participation = participation
@@ -63,79 +70,83 @@ class Participant:
         self.officer_fields: dict | None = None  # what every officer of this participant shares, once built
 
 
-# The fields read_participants selects: slots of one record per participation.
-(PARTICIPATION, ROLE_NUMBER, DESIGNATION, PERSON, ORGANISATION, FIRST_NAME, LAST_NAME, BIRTH_DATE, NAME,
- ADDRESS_CITY, SEAT_CITY, WIDTH) = range(12)  # fmt: skip
-# Read in order: roles (a number, then its designation) and whether a person or an organisation
-# comes first.
-IN_ORDER = frozenset((ROLE_NUMBER, DESIGNATION, PERSON, ORGANISATION))
-
-
-@cache
-def _selector(names: ParticipantNames) -> Selector:
-    if names.designation_text is None:
-        designation = {names.role_designation: (DESIGNATION, CODED)}
-    else:
-        designation = {(names.role_designation, names.designation_text): (DESIGNATION, TEXT)}
-    return Selector({
-        names.participation: (PARTICIPATION, ELEMENT),
-        names.role_number: (ROLE_NUMBER, TEXT),
-        **designation,
-        names.person: (PERSON, MARK),
-        names.organisation: (ORGANISATION, ELEMENT),
-        names.first_name: (FIRST_NAME, TEXT),
-        names.last_name: (LAST_NAME, TEXT),
-        names.birth_date: (BIRTH_DATE, TEXT),
-        names.name: (NAME, TEXT),
-        # A city counts below the address or the seat, not e.g. below a place of birth.
-        (names.address, names.city): (ADDRESS_CITY, TEXT),
-        (names.seat, names.city): (SEAT_CITY, TEXT),
-    })  # fmt: skip
-
-
 def read_participants(proceeding: etree._Element, names: ParticipantNames) -> list[Participant]:
     """The participants in document order.
 
-    One record per participation, read in C: each value is the first one found in it. Only the
-    participation (for error paths) and organisations (which may stand in for the company) are
-    kept as elements."""
-    participants = []
+    One pass over the elements named in ``names``; each value is the first one found in its
+    participation that is not blank. Only the participation (for error paths) and organisations
+    (which may stand in for the company) are kept as elements."""
+    participants: list[Participant] = []
+    current: Participant | None = None  # None before the first participation: nothing counts there
+    # Local names: the comparisons below run for every element visited.
+    participation, role_number, role_designation = names.participation, names.role_number, names.role_designation
+    first_name, last_name, birth_date, name, city = (
+        names.first_name,
+        names.last_name,
+        names.birth_date,
+        names.name,
+        names.city,
+    )
+    address, seat, person, organisation = names.address, names.seat, names.person, names.organisation
+    # 3.x codes a role (code and label in a comment); 1.x names it in a child of the designation.
     coded = names.designation_text is None
-    for record in _selector(names).records(proceeding, PARTICIPATION, WIDTH, IN_ORDER):
-        participant = Participant(record[PARTICIPATION])
-        participant.first_name, participant.last_name, participant.name = record[FIRST_NAME], record[LAST_NAME], record[NAME]
-        participant.seat_city, participant.address_city = record[SEAT_CITY], record[ADDRESS_CITY]
-        birth_date = record[BIRTH_DATE]
-        if birth_date is not None:
-            participant.birth_date = iso_date(birth_date, (_birth_date_element, participant.participation, names))
-        roles = participant.roles
-        for field, value in record[WIDTH]:
-            if field == ROLE_NUMBER:
-                roles.append([value or "", None, None, False])
-            elif field == DESIGNATION:
-                if roles and not roles[-1][3]:
-                    role = roles[-1]
-                else:
-                    role = ["", None, None, True]
-                    roles.append(role)
-                if coded:
-                    role[1], role[2] = value
-                else:
-                    role[2] = value
-                role[3] = True
-            elif participant.kind is None:
-                # Person or organisation: only the participant itself, not people named inside it.
-                if field == PERSON:
-                    participant.kind = "person"
-                else:
-                    participant.kind, participant.organisation = "organisation", value
-        participants.append(participant)
+    designation = role_designation if coded else names.designation_text
+    for element in proceeding.iterdescendants(
+        participation, role_number, designation, person, organisation, first_name, last_name, birth_date, name, city
+    ):
+        tag = element.tag
+        if tag == participation:
+            current = Participant(element)
+            participants.append(current)
+        elif current is None:
+            continue
+        elif tag == role_number:
+            current.roles.append([clean(element.text) or "", None, None, False])
+        elif tag == designation:
+            if coded:
+                value = code_and_label(element)
+            elif element.getparent().tag == role_designation:
+                value = clean(element.text)
+            else:
+                continue  # a 1.x ``content`` of something else
+            roles = current.roles
+            if roles and not roles[-1][3]:
+                role = roles[-1]  # the designation of the number just read
+            else:
+                role = ["", None, None, True]
+                roles.append(role)
+            if coded:
+                role[1], role[2] = value
+            else:
+                role[2] = value
+            role[3] = True
+        elif tag == first_name:
+            if current.first_name is None:
+                current.first_name = clean(element.text)
+        elif tag == last_name:
+            if current.last_name is None:
+                current.last_name = clean(element.text)
+        elif tag == birth_date:
+            if current.birth_date is None:
+                current.birth_date = iso_date(element.text, element)
+        elif tag == city:
+            # A city counts below the address or the seat, not e.g. below a place of birth.
+            container = element.getparent().tag
+            if container == address:
+                if current.address_city is None:
+                    current.address_city = clean(element.text)
+            elif container == seat and current.seat_city is None:
+                current.seat_city = clean(element.text)
+        elif tag == name:
+            if current.name is None:
+                current.name = clean(element.text)
+        elif current.kind is None:
+            # Person or organisation: only the participant itself, not people named inside it.
+            if tag == person:
+                current.kind = "person"
+            else:
+                current.kind, current.organisation = "organisation", element
     return participants
-
-
-def _birth_date_element(participation: etree._Element, names: ParticipantNames) -> etree._Element:
-    """The birth date a participant's record holds: the first one in it that is not blank."""
-    return next(e for e in participation.iter(names.birth_date) if clean(e.text) is not None)
 
 
 class Representation:

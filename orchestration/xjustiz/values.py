@@ -5,52 +5,89 @@ from __future__ import annotations
 import re
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from functools import cache
 from typing import get_args
 
 from lxml import etree
 
 from orchestration.failures import FailureClass, JobError
-
-# Lookups by name run in C: through lxml's Python API, every sibling passed on the way would become
-# an element object with a namespaced tag string. ``clean`` is the one cleaning of text, which the
-# selector applies too.
-from orchestration.xjustiz._select import (  # noqa: F401
-    ELEMENT,
-    Children,
-    Selector,
-    child_text,
-    clean,
-    code_and_label,
-    descend,
-    text_of,
-)
 from orchestration.xjustiz.model import RegisterType
 
 XJUSTIZ_NS = "http://www.xjustiz.de"
 REGISTER_REFERENCE = re.compile(r"^\s*(HRA|HRB|GnR|PR|VR)\s*(\d+)\s*(.*?)\s*$", re.IGNORECASE)
 _CANONICAL_REGISTER_TYPE = {t.lower(): t for t in get_args(RegisterType)}
 _from_iso = date.fromisoformat
+_COMMENT = etree.Comment  # the tag of comment nodes
 # Where a value was read, for the path of an error: the element, or for a value read without
-# making element objects, a function that finds it and its arguments (called only on error).
+# keeping its element, a function that finds it and its arguments (called only on error).
 Where = etree._Element | tuple
 # Amounts that Decimal prints back unchanged with two decimal places.
 _PLAIN_AMOUNT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9][0-9]\Z")
 
 
-def first_of(element: etree._Element, tags: tuple[str, ...]) -> dict:
-    """The first element of each of ``tags`` in ``element``'s subtree (document order), found in
-    one pass in C; ``element`` itself under ``None``, for error paths."""
-    found: dict = {None: element}
-    for tag, descendant in _elements_named(tags).select(element):
-        if tag not in found:
-            found[tag] = descendant
+def clean(text: str | None) -> str | None:
+    """Whitespace collapsed to single spaces (producers wrap lines at will); None when empty."""
+    if text is None:
+        return None
+    value = text.strip()
+    # Most values need only the strip; the scans are cheaper than always splitting.
+    if "\n" in value or "  " in value or "\t" in value or "\r" in value:
+        value = " ".join(value.split())
+    return value or None
+
+
+def text_of(element: etree._Element | None) -> str | None:
+    """The text of ``element`` (lxml's ``.text``, up to its first child), cleaned; None for no element."""
+    return clean(element.text) if element is not None else None
+
+
+def children(element: etree._Element | None) -> dict:
+    """The first direct child of each tag (for elements with a few children: each becomes an object)."""
+    found: dict = {}
+    if element is not None:
+        for child in element:
+            found.setdefault(child.tag, child)
     return found
 
 
-@cache
-def _elements_named(tags: tuple[str, ...]) -> Selector:
-    return Selector({tag: (tag, ELEMENT) for tag in tags})
+def descend(element: etree._Element | None, *tags: str) -> etree._Element | None:
+    """The first child of the first child … along ``tags`` (names in Clark notation), or None.
+
+    lxml matches the names in C, so the siblings passed on the way never become objects."""
+    for tag in tags:
+        if element is None:
+            return None
+        element = next(element.iterchildren(tag), None)
+    return element
+
+
+def child_text(element: etree._Element | None, tag: str) -> str | None:
+    """The cleaned text of the first child named ``tag``; None if there is none."""
+    return text_of(next(element.iterchildren(tag), None)) if element is not None else None
+
+
+def code_and_label(element: etree._Element | None) -> tuple[str | None, str | None]:
+    """An XJustiz code: the text of its first ``code`` child and the label of its first comment
+    that is not blank, the one producers put next to it; (None, None) for no element."""
+    code = label = None
+    if element is not None:
+        seen_code = False
+        for child in element:
+            tag = child.tag
+            if tag == "code":
+                if not seen_code:
+                    code, seen_code = clean(child.text), True
+            elif tag is _COMMENT and label is None:
+                label = clean(child.text)
+    return code, label
+
+
+def first_of(element: etree._Element, tags: tuple[str, ...]) -> dict:
+    """The first element of each of ``tags`` in ``element``'s subtree (document order), found in
+    one pass that lxml filters in C; ``element`` itself under ``None``, for error paths."""
+    found: dict = {None: element}
+    for descendant in element.iterdescendants(*tags):
+        found.setdefault(descendant.tag, descendant)
+    return found
 
 
 def element_path(element: etree._Element, child: str | None = None) -> str:
@@ -116,11 +153,6 @@ def optional_int(text: str | None, where: Where) -> int | None:
         if not text.strip():
             return None
         raise structure_error(where, f"not a number: {text.strip()!r}") from None
-
-
-def comment_label(element: etree._Element | None) -> str | None:
-    """The label a producer put into an XML comment next to a code, if any."""
-    return code_and_label(element)[1]
 
 
 def split_register_reference(text: str, where: etree._Element) -> tuple[str, str, str | None]:

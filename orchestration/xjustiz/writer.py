@@ -255,8 +255,14 @@ def _entry_v3(extract: etree._Element, entry: Entry) -> None:
     _sub(element, T + "position", str(entry.position))
     _sub(element, T + "laufendeNummer", str(entry.number))
     kind_codes = {label: code for code, label in codes.ENTRY_KINDS.items()}
-    _code(element, "eintragungsart", kind_codes.get(entry.kind, "004"), entry.kind, "1.1",
-          "urn:xoev-de:xjustiz:codeliste:reg.eintragungstyp")  # fmt: skip
+    _code(
+        element,
+        "eintragungsart",
+        kind_codes.get(entry.kind, "004"),
+        entry.kind,
+        "1.1",
+        "urn:xoev-de:xjustiz:codeliste:reg.eintragungstyp",
+    )
     _sub(element, T + "text", entry.text)
 
 
@@ -281,8 +287,14 @@ def _representation_v3(basis: etree._Element, record: CompanyRecord) -> None:
             officer.representation or "",
         )
         if officer.exempt_181:
-            _code(_sub(rule, T + "auswahl_befreiungVon181BGB"), "befreiungVon181BGB", "011", EXEMPT_181_TEXT, "2.0",
-                  "urn:xoev-de:xjustiz:codeliste:reg.besondere-befreiung")  # fmt: skip
+            _code(
+                _sub(rule, T + "auswahl_befreiungVon181BGB"),
+                "befreiungVon181BGB",
+                "011",
+                EXEMPT_181_TEXT,
+                "2.0",
+                "urn:xoev-de:xjustiz:codeliste:reg.besondere-befreiung",
+            )
 
 
 def _money_v3(parent: etree._Element, tag: str, money: Money, v35: bool) -> None:
@@ -374,8 +386,12 @@ def _legacy_participation(proceeding: etree._Element, number: int, role_label: s
 
 def _legacy_company(organisation: etree._Element, record: CompanyRecord) -> None:
     _sub(_sub(organisation, T + "Bezeichnung"), T + "Bezeichnung_Aktuell", record.name)
-    _content(organisation, "Rechtsform", codes.LEGAL_FORMS.get(record.legal_form.code, record.legal_form.label),
-             "WL_Rechtsform_Register")  # fmt: skip
+    _content(
+        organisation,
+        "Rechtsform",
+        codes.LEGAL_FORMS.get(record.legal_form.code, record.legal_form.label),
+        "WL_Rechtsform_Register",
+    )
     if record.seat:
         _sub(_sub(organisation, T + "Sitz"), T + "Ort", record.seat)
     if record.address:

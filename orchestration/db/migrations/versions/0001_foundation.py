@@ -1,4 +1,7 @@
-"""Foundation: searches, entities, raw documents, the job queue, its triggers and the roles.
+"""Foundation: searches, entities, raw documents, the job queue and the roles.
+
+The trigger functions it once created are definitions now (db/sql/functions), applied after the
+versioned migrations.
 
 Revision ID: 0001
 Revises:
@@ -14,7 +17,6 @@ depends_on = None
 
 def upgrade() -> None:
     run_sql_file("0001_schema.sql")
-    run_sql_file("0001_functions.sql")
     run_sql_file("0001_roles.sql")
 
 

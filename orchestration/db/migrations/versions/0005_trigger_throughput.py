@@ -3,11 +3,9 @@
 Revision ID: 0005
 Revises: 0004
 
-The new function bodies write the same rows as those of 0001 and fit every earlier schema, so
-the downgrade keeps them.
+It replaced the bodies of log_job_step_history and apply_job_progress; those are definitions now
+(db/sql/functions), so the revision changes nothing itself and stays for databases stamped with it.
 """
-
-from orchestration.db.migrate import run_sql_file
 
 revision = "0005"
 down_revision = "0004"
@@ -16,7 +14,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    run_sql_file("0005_trigger_throughput.sql")
+    pass
 
 
 def downgrade() -> None:

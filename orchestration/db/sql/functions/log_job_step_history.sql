@@ -1,10 +1,5 @@
--- The step-history and progress triggers, cheaper per job on the hot path (claim and completion
--- of thousands of jobs a statement); what they write is unchanged.
---   log_job_step_history: a Dagster run id is told by the worker id's shape (a regular expression
---     on it cost 6 µs a row), and the metadata of claims and completions is built without
---     stripping empty keys.
---   apply_job_progress: entities are updated by primary key, never by a scan of the entity table.
-
+-- log_job_step_history: the audit trail. Statement-level with transition tables, so that a batch
+-- claim or completion of N jobs writes its N history rows in one INSERT.
 CREATE OR REPLACE FUNCTION processing.log_job_step_history() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, processing, pg_temp
@@ -63,50 +58,14 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION processing.apply_job_progress() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, processing, content, public, pg_temp
-AS $$
-BEGIN
-    UPDATE public.searches s
-       SET status = CASE WHEN n.status = 'running' THEN 'running' ELSE 'completed' END,
-           result_count = CASE WHEN n.status = 'completed'
-                               THEN coalesce((n.result ->> 'result_count')::integer, 0)
-                               ELSE s.result_count END,
-           updated_at = now()
-      FROM new_rows n JOIN old_rows o ON o.id = n.id
-     WHERE s.id = n.search_id AND n.type = 'basic_discovery'
-       AND n.status IN ('running', 'completed') AND o.status IS DISTINCT FROM n.status;
+CREATE OR REPLACE TRIGGER trigger_log_job_step_history
+    AFTER UPDATE ON processing.processing_jobs
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION processing.log_job_step_history();
 
-    -- The entities are found by primary key (ANY of an array): as a join, the planner reads the
-    -- whole entity table for a batch of a few thousand jobs whenever that looks cheaper on paper.
-    WITH parse_steps AS MATERIALIZED (
-        SELECT n.entity_id, n.raw_document_id,
-               CASE WHEN n.status = 'running' THEN 'xml_parsing' ELSE 'parsed' END AS entity_status
-          FROM new_rows n JOIN old_rows o ON o.id = n.id
-         WHERE n.type = 'xml_parsing'
-           AND n.status IN ('running', 'completed') AND o.status IS DISTINCT FROM n.status
-           -- A re-parse (parser_change, manual) leaves a parsed entity readable as parsed.
-           AND (n.status = 'completed' OR n.trigger IN ('automatic', 'upload')))
-    UPDATE content.entities e
-       SET processing_status = p.entity_status, updated_at = now()
-      FROM parse_steps p
-     WHERE e.id = ANY (ARRAY(SELECT entity_id FROM parse_steps)) AND e.id = p.entity_id
-       AND e.processing_status IS DISTINCT FROM p.entity_status
-       -- A parse of an older document never overrides a newer download.
-       AND e.current_si_document_id IS NOT DISTINCT FROM p.raw_document_id;
+CREATE OR REPLACE TRIGGER trigger_log_basic_discovery_job_creation
+    AFTER INSERT ON processing.processing_jobs
+    REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION processing.log_job_step_history();
 
-    INSERT INTO processing.processing_jobs (type, status, entity_id, raw_document_id, trigger, previous_job_id)
-    SELECT 'shareholder_parsing', 'queued', n.entity_id, (n.result ->> 'raw_document_id')::uuid, n.trigger, n.id
-      FROM new_rows n JOIN old_rows o ON o.id = n.id
-     WHERE n.type = 'shareholder_download' AND n.status = 'completed' AND o.status <> 'completed'
-    ON CONFLICT (work_key) WHERE status IN ('queued', 'running') DO NOTHING;
-
-    UPDATE content.entities e
-       SET shareholder_research_status = 'completed', updated_at = now()
-      FROM new_rows n JOIN old_rows o ON o.id = n.id
-     WHERE e.id = n.entity_id AND n.type = 'shareholder_parsing'
-       AND n.status = 'completed' AND o.status <> 'completed';
-    RETURN NULL;
-END
-$$;
+REVOKE EXECUTE ON FUNCTION processing.log_job_step_history() FROM PUBLIC;

@@ -16,11 +16,6 @@ BEGIN
 END
 $$;
 
--- Functions: nobody but the owner by default.
-REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA processing FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION processing.request_shareholder_research(uuid, uuid) TO hreg_app, hreg_worker;
-GRANT EXECUTE ON FUNCTION processing.take_rate_limit_token(text, double precision, double precision) TO hreg_worker;
-
 GRANT USAGE ON SCHEMA public, content, processing TO hreg_app, hreg_worker;
 
 -- The application.

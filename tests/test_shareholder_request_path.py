@@ -1,0 +1,151 @@
+"""A person's shareholder request goes request -> download -> parse -> completed, and stays theirs:
+the parsing job carries the download's trigger, requester and reason and points back at it.
+
+Through the SQL function the application calls (as the application's role), and through the real
+sensors and Dagster runs against the sample register."""
+
+from __future__ import annotations
+
+import uuid
+
+import dagster as dg
+import pytest
+import sqlalchemy as sa
+from database_helpers import clear_process_caches
+from pipeline_helpers import history_rows, job_rows
+from queue_helpers import claim_one, insert_entity, insert_raw_document
+
+from orchestration import queue
+from orchestration.definitions import build_definitions
+from orchestration.register.sample import start_sample_register_in_thread
+from resources.database import DatabaseResource
+
+REASON = "shareholder research requested"  # what request_shareholder_research records for a person
+
+
+def request_as_application(engine: sa.Engine, entity_id: str, user: str | None) -> str:
+    with engine.begin() as conn:
+        conn.execute(sa.text("SET LOCAL ROLE hreg_app"))
+        return str(
+            conn.execute(
+                sa.text("SELECT processing.request_shareholder_research(:e, :u)"), {"e": entity_id, "u": user}
+            ).scalar_one()
+        )
+
+
+def research_status(engine: sa.Engine, entity_id: str) -> str:
+    with engine.connect() as conn:
+        return conn.execute(
+            sa.text("SELECT shareholder_research_status FROM content.entities WHERE id = :e"), {"e": entity_id}
+        ).scalar_one()
+
+
+def test_a_request_with_a_user_completes_and_its_parse_is_the_same_request(engine):
+    with engine.begin() as conn:
+        entity_id = insert_entity(conn, "parsed")
+    user = str(uuid.uuid4())
+    download_id = request_as_application(engine, entity_id, user)
+    assert research_status(engine, entity_id) == "requested"
+
+    with engine.begin() as conn:
+        conn.execute(sa.text("SET LOCAL ROLE hreg_worker"))
+        download = claim_one(conn, "shareholder_download", "worker-1")
+        assert download.id == download_id
+        list_id = insert_raw_document(conn, entity_id, kind="shareholder_list")
+        assert queue.complete(conn, "worker-1", [(download.id, {"raw_document_id": list_id})]) == {download.id}
+
+    (parse,) = job_rows(engine, "shareholder_parsing")
+    assert (parse.status, parse.trigger, str(parse.requested_by), parse.reason) == ("queued", "manual", user, REASON)
+    assert (str(parse.previous_job_id), str(parse.raw_document_id)) == (download_id, list_id)
+
+    with engine.begin() as conn:
+        conn.execute(sa.text("SET LOCAL ROLE hreg_worker"))
+        claimed = claim_one(conn, "shareholder_parsing", "worker-1")
+        queue.complete(conn, "worker-1", [(claimed.id, {"shareholders": 2})])
+    assert research_status(engine, entity_id) == "completed"
+
+
+def test_a_request_without_a_user_stays_automatic_through_the_parse(engine):
+    with engine.begin() as conn:
+        entity_id = insert_entity(conn, "parsed")
+    download_id = request_as_application(engine, entity_id, None)
+    with engine.begin() as conn:
+        download = claim_one(conn, "shareholder_download", "worker-1")
+        list_id = insert_raw_document(conn, entity_id, kind="shareholder_list")
+        queue.complete(conn, "worker-1", [(download.id, {"raw_document_id": list_id})])
+    (parse,) = job_rows(engine, "shareholder_parsing")
+    assert (parse.trigger, parse.requested_by, parse.reason, str(parse.previous_job_id)) == (
+        "automatic",
+        None,
+        None,
+        download_id,
+    )
+
+
+@pytest.fixture
+def sample_register(samples_dir, db_url, monkeypatch):
+    with start_sample_register_in_thread(samples_dir=samples_dir) as server:
+        monkeypatch.setenv("HREG_REGISTER", "sample")
+        monkeypatch.setenv("HREG_REGISTER_URL", server.url)
+        clear_process_caches()
+        yield server
+
+
+def run_what_the_sensor_requests(
+    defs: dg.Definitions, job_type: str, instance: dg.DagsterInstance
+) -> list[dg.ExecuteInProcessResult]:
+    """One sensor tick, and each run it requests executed with the request's tags and config."""
+    sensor = defs.get_sensor_def(f"{job_type}_sensor")
+    context = dg.build_sensor_context(instance=instance, resources={"database": DatabaseResource()}, definitions=defs)
+    requests = sensor.evaluate_tick(context).run_requests
+    assert requests, f"the {job_type} sensor requested no run"
+    results = []
+    for request in requests:
+        result = defs.resolve_job_def(f"{job_type}_job").execute_in_process(
+            instance=instance, run_config=request.run_config, tags=request.tags, raise_on_error=False
+        )
+        assert result.success, f"the {job_type} run failed"
+        results.append(result)
+    return results
+
+
+def test_a_request_with_a_user_runs_to_completed_through_sensors_and_runs(engine, sample_register):
+    companies = sample_register.corpus.companies
+    names = [c.name for c in companies]
+    company = next(
+        c
+        for c in companies
+        if c.legal_form == "GmbH" and c.files_shareholder_lists and c.capital and names.count(c.name) == 1
+    )
+    user = str(uuid.uuid4())
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text("INSERT INTO public.searches (user_id, query, mode) VALUES (:u, :q, 'exact')"),
+            {"u": user, "q": company.name},
+        )
+    defs = build_definitions()
+    with dg.instance_for_test() as instance:
+        run_what_the_sensor_requests(defs, "basic_discovery", instance)
+        run_what_the_sensor_requests(defs, "xml_parsing", instance)
+        with engine.connect() as conn:
+            entity_id = str(conn.execute(sa.text("SELECT id FROM content.entities")).scalar_one())
+        download_id = request_as_application(engine, entity_id, user)
+        download_runs = run_what_the_sensor_requests(defs, "shareholder_download", instance)
+        parsing_runs = run_what_the_sensor_requests(defs, "shareholder_parsing", instance)
+
+    assert research_status(engine, entity_id) == "completed"
+    (download,) = job_rows(engine, "shareholder_download")
+    (parse,) = job_rows(engine, "shareholder_parsing")
+    assert str(download.id) == download_id
+    for job in (download, parse):
+        assert (job.status, job.trigger, str(job.requested_by), job.reason) == ("completed", "manual", user, REASON)
+    assert str(parse.previous_job_id) == download_id
+    with engine.connect() as conn:
+        rows = conn.execute(
+            sa.text("SELECT count(*) FROM content.shareholders WHERE entity_id = :e"), {"e": entity_id}
+        ).scalar_one()
+    assert rows > 0
+    # Each job's completion is recorded with the run that worked it.
+    for job, runs in ((download, download_runs), (parse, parsing_runs)):
+        completed = [h.dagster_run_id for h in history_rows(engine, job.id) if h.status == "completed"]
+        assert completed and set(completed) <= {r.run_id for r in runs}
