@@ -71,6 +71,10 @@ def _shares_numbered(extracted: ExtractedList) -> Check:
     for holder in extracted.shareholders:
         if not holder.shares:
             problems.append(f"{holder.name} holds no numbered share")
+        depths = {share.number.count(".") for share in holder.shares}
+        if len(depths) > 1:
+            # "3.1, 3.2, 33": a section number whose dot was lost reads as a plain number.
+            problems.append(f"the shares of {holder.name} mix section numbers and plain numbers")
         for share in holder.shares:
             label = share.number if share.last_number is None else f"{share.number} bis {share.last_number}"
             numbers = [share.number] + ([share.last_number] if share.last_number else [])
