@@ -91,14 +91,35 @@ def extract(table: Table | None) -> ExtractedList:
     if not holders:
         raise JobError(FailureClass.PARSER_ERROR, "the shareholder table has no rows", source="shareholders")
     total = _list_total(table) or total_from_row
+    shareholders = _restore_dropped_decimal_marks([_shareholder(holder) for holder in holders], total)
     text = " ".join(c.text for line in table.lines for c in line.cells.values())
     currency = currency_in(" ".join(column.heading for column in table.columns) + " " + text)
     return ExtractedList(
-        shareholders=[_shareholder(holder) for holder in holders],
+        shareholders=shareholders,
         total_nominal=total if total is not None else sum((_nominal(h) for h in holders), Decimal(0)),
         currency=currency,
         low_confidence_cells=table.low_confidence_cells(),
     )
+
+
+def _restore_dropped_decimal_marks(holders: list[Shareholder], total: Decimal | None) -> list[Shareholder]:
+    """OCR often loses the thin comma in "8,0 %"; where a list prints its percentages with d
+    decimals, a whole number that matches the nominal amounts once read with d decimals is read so."""
+    if not total:
+        return holders
+    places = [-h.percentage.as_tuple().exponent for h in holders if h.percentage is not None]
+    decimals = max(set(places), key=places.count, default=0)
+    if decimals < 1:
+        return holders
+    restored = []
+    for holder in holders:
+        if holder.percentage is not None and holder.percentage.as_tuple().exponent == 0:
+            exact = holder.nominal_total / total * 100
+            candidate = holder.percentage.scaleb(-decimals)
+            if abs(candidate - exact) <= Decimal(5).scaleb(-decimals - 1) < abs(holder.percentage - exact):
+                holder = holder.model_copy(update={"percentage": candidate})
+        restored.append(holder)
+    return restored
 
 
 def _columns_by_role(table: Table) -> dict[Role, list[int]]:
@@ -127,8 +148,12 @@ def _rows(table: Table, by_role: dict[Role, list[int]]) -> list[_Row]:
         )
 
     # A table that draws rules between its lines (if only beside a merged shareholder cell) starts
-    # rows at the rules that cross the shareholder column; one without starts them at running numbers.
-    ruled = any(line.rules_above for line in table.lines[1:])
+    # rows at the rules that cross the shareholder column; one without starts them at running
+    # numbers. The rule under a page's heading separates no rows.
+    first_on_page = {
+        id(line) for index, line in enumerate(table.lines) if not index or line.page != table.lines[index - 1].page
+    }
+    ruled = any(line.rules_above for line in table.lines if id(line) not in first_on_page)
     rows: list[_Row] = []
     previous_number = ""
     for line in table.lines:
@@ -140,7 +165,10 @@ def _rows(table: Table, by_role: dict[Role, list[int]]) -> list[_Row]:
         )
         if previous_number or number_text:
             previous_number = number_text or previous_number
-        new_row = not rows or (crosses_holder(line) if ruled else starts_number and _has_number(rows[-1], by_role))
+        if ruled:
+            new_row = not rows or crosses_holder(line) or id(line) in first_on_page
+        else:
+            new_row = not rows or (starts_number and _has_number(rows[-1], by_role))
         if new_row and rows and not rows[-1].lines:
             new_row = False
         if new_row:
