@@ -168,13 +168,20 @@ def _rows(table: Table, by_role: dict[Role, list[int]]) -> list[_Row]:
         if ruled:
             new_row = not rows or crosses_holder(line) or id(line) in first_on_page
         else:
-            new_row = not rows or (starts_number and _has_number(rows[-1], by_role))
+            # A number OCR could not read still starts a row where a new shareholder begins.
+            unread_number = bool(number_text.strip()) and not starts_number and _begins_holder(line, by_role)
+            new_row = not rows or ((starts_number or unread_number) and _has_number(rows[-1], by_role))
         if new_row and rows and not rows[-1].lines:
             new_row = False
         if new_row:
             rows.append(_Row())
         rows[-1].lines.append(line)
     return rows
+
+
+def _begins_holder(line: TableLine, by_role: dict[Role, list[int]]) -> bool:
+    text = " ".join(line.text(c) for c in by_role[Role.HOLDER])
+    return len(re.sub(r"\W", "", text)) >= 3 and not CONTINUATION.match(text)
 
 
 def _has_number(row: _Row, by_role: dict[Role, list[int]]) -> bool:
@@ -235,14 +242,17 @@ def _read_row(row: _Row, by_role: dict[Role, list[int]], running_sum: Decimal, l
     unlabelled_sum = None
     if len(amounts) > max(len(numbers), 1) and amounts[-1] == running_sum + sum(amounts[:-1]):
         unlabelled_sum, amounts = amounts[-1], amounts[:-1]
-    shares = _shares(numbers, amounts, counts, totals, per_share="je" in amount_text.lower())
+    # Amounts beyond the numbers read are shares whose number OCR lost, where the row has one
+    # column of amounts and single numbers; elsewhere they are the row's other figures.
+    lost_numbers = len(nominal_columns) == 1 and not totals and all(last is None for _, last in numbers)
+    shares = _shares(numbers, amounts, counts, totals, per_share="je" in amount_text.lower(), lost_numbers=lost_numbers)
     if len(share_pcts) != len(shares):
         share_pcts = (share_pcts + [None] * len(shares))[: len(shares)]
     stated_total = totals[0] if totals else None
     return shares, share_pcts, stated_total, stated_pct, below_one and stated_pct is None, unlabelled_sum
 
 
-def _shares(numbers, amounts, counts, totals, *, per_share: bool) -> list[Share]:
+def _shares(numbers, amounts, counts, totals, *, per_share: bool, lost_numbers: bool) -> list[Share]:
     if not amounts and totals and numbers:
         amounts = [totals[0]]
         per_share = False
@@ -261,6 +271,10 @@ def _shares(numbers, amounts, counts, totals, *, per_share: bool) -> list[Share]
         ):
             share = share.model_copy(update={"nominal": (amounts[index] / count).quantize(Decimal("0.01"))})
         shares.append(share)
+    # Shares whose number OCR lost are kept without a number, which the numbering check reports,
+    # rather than dropped from the shareholder's total.
+    if lost_numbers:
+        shares += [Share(number="", nominal=amount) for amount in amounts[len(numbers) :]]
     return shares
 
 

@@ -14,12 +14,13 @@ _CENTS = r"(?:,\d{1,2}|,[-\u2013\u2014]{1,2})?"
 _AMOUNT_BODY = "|".join(
     (
         r"\d{1,3}(?:,\d{3})+\.\d{2}",  # 12,500.00
+        r"\d+\.\d{2}(?!\d)",  # 125.00
         rf"\d{{1,3}}(?:[.'\u2019]\d{{3}})+{_CENTS}",  # 12.500,00
         rf"\d+{_CENTS}",  # 1,00 or 25000
     )
 )
 AMOUNT = re.compile(
-    rf"(?P<pre>{_CURRENCY}\s*)?(?<![\d.,])(?P<body>{_AMOUNT_BODY})(?![\d])(?P<post>\s*{_CURRENCY}(?![A-Za-z]))?",
+    rf"(?P<pre>{_CURRENCY}\s*)?(?<![\d.,])(?P<body>{_AMOUNT_BODY})(?![\d]|[.,]\d)(?P<post>\s*{_CURRENCY}(?![A-Za-z]))?",
     re.IGNORECASE,
 )
 PERCENT = re.compile(
@@ -76,7 +77,7 @@ def parse_amount(text: str) -> Decimal:
 
 def _amount_value(body: str) -> Decimal:
     body = re.sub(r"[-\u2013\u2014]+$", "00", body.replace("'", ".").replace("\u2019", ".").replace(" ", "."))
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d{2})?", body):  # English notation
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d{2})?|\d+\.\d{2}", body):  # English notation
         return Decimal(body.replace(",", ""))
     whole, _, cents = body.partition(",")
     return Decimal(f"{whole.replace('.', '')}.{(cents or '00').ljust(2, '0')}")
