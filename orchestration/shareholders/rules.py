@@ -16,7 +16,7 @@ from difflib import SequenceMatcher
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.columns import Role
 from orchestration.shareholders.model import ExtractedList, Share, Shareholder
-from orchestration.shareholders.tables import Cell, Table, TableLine, join_lines
+from orchestration.shareholders.tables import Table, TableLine, join_lines
 from orchestration.shareholders.values import (
     amounts_in,
     birth_date_in,
@@ -40,9 +40,6 @@ class _Row:
         parts = [join_lines([line.text(column) for line in self.lines]) for column in columns]
         return ", ".join(part for part in parts if part)
 
-    def cells(self, columns: list[int]) -> list[tuple[TableLine, Cell]]:
-        return [(line, line.cells[c]) for line in self.lines for c in columns if c in line.cells]
-
 
 @dataclass
 class _Holder:
@@ -52,7 +49,18 @@ class _Holder:
     stated_total: Decimal | None = None
     stated_percentage: Decimal | None = None
     below_one: bool = False
-    stated_any_percentage: bool = False
+
+
+@dataclass
+class _RowReading:
+    """The values of one row."""
+
+    shares: list[Share]
+    share_percentages: list[Decimal | None]
+    stated_total: Decimal | None  # the row's "total nominal" cell
+    stated_percentage: Decimal | None  # the shareholder's percentage in total
+    below_one: bool  # "< 1 %" where no number is stated
+    unlabelled_sum: Decimal | None  # the list's sum, printed under the row's last amount
 
 
 def extract(table: Table | None) -> ExtractedList:
@@ -72,21 +80,19 @@ def extract(table: Table | None) -> ExtractedList:
         reading = _read_row(row, by_role, running_sum, list_number.group(1) if list_number else None)
         if reading is None:
             continue
-        shares, share_pcts, stated_total, stated_pct, below_one, unlabelled_sum = reading
-        total_from_row = unlabelled_sum or total_from_row
-        running_sum += sum((s.nominal * (s.count or 1) for s in shares), Decimal(0))
+        total_from_row = reading.unlabelled_sum or total_from_row
+        running_sum += sum((s.nominal * (s.count or 1) for s in reading.shares), Decimal(0))
         holder = _holder_for(holders, holder_text)
         if holder is None:
             holder = _Holder(text=holder_text)
             holders.append(holder)
-        holder.shares += shares
-        holder.share_percentages += share_pcts
-        if stated_total is not None:
-            holder.stated_total = (holder.stated_total or Decimal(0)) + stated_total
-        if stated_pct is not None and holder.stated_percentage is None:
-            holder.stated_percentage = stated_pct
-        holder.below_one |= below_one
-        holder.stated_any_percentage |= stated_pct is not None or below_one or any(p is not None for p in share_pcts)
+        holder.shares += reading.shares
+        holder.share_percentages += reading.share_percentages
+        if reading.stated_total is not None:
+            holder.stated_total = (holder.stated_total or Decimal(0)) + reading.stated_total
+        if holder.stated_percentage is None:
+            holder.stated_percentage = reading.stated_percentage
+        holder.below_one |= reading.below_one
     holders = [h for h in holders if h.shares]
     if not holders:
         raise JobError(FailureClass.PARSER_ERROR, "the shareholder table has no rows", source="shareholders")
@@ -210,7 +216,11 @@ def _without_amounts(text: str) -> str:
     )
 
 
-def _read_row(row: _Row, by_role: dict[Role, list[int]], running_sum: Decimal, list_number: str | None):
+def _read_row(
+    row: _Row, by_role: dict[Role, list[int]], running_sum: Decimal, list_number: str | None
+) -> _RowReading | None:
+    """A row's cells as values; None for a row without a number or an amount. ``running_sum`` is
+    what the rows before it hold, ``list_number`` the entry's number in a list without a number column."""
     number_columns = by_role[Role.NUMBER]
     nominal_columns = by_role[Role.NOMINAL]
     mixed = set(number_columns) & set(nominal_columns)
@@ -248,8 +258,14 @@ def _read_row(row: _Row, by_role: dict[Role, list[int]], running_sum: Decimal, l
     shares = _shares(numbers, amounts, counts, totals, per_share="je" in amount_text.lower(), lost_numbers=lost_numbers)
     if len(share_pcts) != len(shares):
         share_pcts = (share_pcts + [None] * len(shares))[: len(shares)]
-    stated_total = totals[0] if totals else None
-    return shares, share_pcts, stated_total, stated_pct, below_one and stated_pct is None, unlabelled_sum
+    return _RowReading(
+        shares=shares,
+        share_percentages=share_pcts,
+        stated_total=totals[0] if totals else None,
+        stated_percentage=stated_pct,
+        below_one=below_one and stated_pct is None,
+        unlabelled_sum=unlabelled_sum,
+    )
 
 
 def _shares(numbers, amounts, counts, totals, *, per_share: bool, lost_numbers: bool) -> list[Share]:
