@@ -27,6 +27,7 @@ from orchestration.shareholders.values import (
     register_of,
     running_numbers_in,
     seat_of,
+    without_money,
 )
 
 SAME_HOLDER = 0.85
@@ -167,7 +168,7 @@ def _rows(table: Table, by_role: dict[Role, list[int]]) -> list[_Row]:
         starts_number = (
             bool(re.match(r"\s*\d", number_text))
             and not re.search(r"(?:bis|to|-|\u2013|\u2014)\s*$", previous_number)
-            and bool(running_numbers_in(_without_amounts(number_text)))
+            and bool(running_numbers_in(without_money(number_text)))
         )
         if previous_number or number_text:
             previous_number = number_text or previous_number
@@ -207,15 +208,6 @@ def _list_number(line: TableLine, by_role: dict[Role, list[int]]) -> str:
     return match.group(1) if match else ""
 
 
-def _without_amounts(text: str) -> str:
-    """Cell text without money amounts, so a "Lfd. Nr. + Nennbetrag" cell yields its numbers."""
-    return re.sub(
-        r"(?:EUR|€|DM)?\s*\d{1,3}(?:\.\d{3})*,(?:\d{1,2}|[-\u2013]{1,2})\s*(?:EUR|€|DM|Euro)?|(?:EUR|€|DM)\s*\d[\d.]*",
-        " ",
-        text,
-    )
-
-
 def _read_row(
     row: _Row, by_role: dict[Role, list[int]], running_sum: Decimal, list_number: str | None
 ) -> _RowReading | None:
@@ -224,7 +216,7 @@ def _read_row(
     number_columns = by_role[Role.NUMBER]
     nominal_columns = by_role[Role.NOMINAL]
     mixed = set(number_columns) & set(nominal_columns)
-    number_text = _without_amounts(row.text(number_columns)) if number_columns else ""
+    number_text = without_money(row.text(number_columns)) if number_columns else ""
     numbers = running_numbers_in(number_text) or ([(list_number, None)] if list_number else [])
     amount_text = row.text(nominal_columns)
     if not numbers:

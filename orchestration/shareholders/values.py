@@ -34,7 +34,6 @@ RANGE = re.compile(
     rf"(?<![\d.,])(?P<first>{_NUMBER})\s*(?:-|\u2013|\u2014|bis|to|until)\s*(?P<last>{_NUMBER})(?![\d,])", re.I
 )
 SINGLE = re.compile(rf"(?<![\d.,])(?P<first>{_NUMBER})\.?(?![\d,])")
-RUNNING_NUMBER_MENTION = re.compile(r"(?:lfd\.?\s*Nr\.?|Nr\.)\s*(?P<first>\d+(?:\.\d+)*)", re.I)
 BIRTH = re.compile(r"(?P<day>\d{1,2})\.\s?(?P<month>\d{1,2})\.\s?(?P<year>(?:19|20)\d{2})")
 
 LEGAL_FORM = re.compile(
@@ -90,6 +89,16 @@ def digits_mended(text: str) -> str:
     return re.sub(r"(?<=\d)[Oo](?=[\d.,])|(?<=[\d.,])[Oo](?=\d)", "0", text)
 
 
+def _marked(match: re.Match) -> bool:
+    """An amount that shows it is money: a currency or decimals."""
+    return bool(match.group("pre") or match.group("post") or "," in match.group("body"))
+
+
+def without_money(text: str) -> str:
+    """A cell without its money amounts, so a "Lfd. Nr. + Nennbetrag" cell yields its numbers."""
+    return AMOUNT.sub(lambda match: " " if _marked(match) else match.group(0), digits_mended(text))
+
+
 def amounts_in(text: str, *, need_mark: bool = False) -> list[Decimal]:
     """Every amount in a cell, except percentages; with ``need_mark`` only amounts that show they
     are money (a currency or decimals), for cells that also hold running numbers."""
@@ -99,8 +108,7 @@ def amounts_in(text: str, *, need_mark: bool = False) -> list[Decimal]:
         after = text[match.end() : match.end() + 3]
         if "%" in after.split(")")[0] or re.match(r"\s*%", after):
             continue
-        marked = match.group("pre") or match.group("post") or "," in match.group("body")
-        if need_mark and not marked:
+        if need_mark and not _marked(match):
             continue
         try:
             values.append(_amount_value(match.group("body")))
