@@ -17,6 +17,7 @@ from resources.database import database_from_environment
 from resources.documents import DocumentStoreResource
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
+from sensors.announcements import register_announcements_job, register_announcements_schedule
 from sensors.automation import automation_sensors
 from sensors.jobs import build_job_sensor, job_archive_sensor, lease_reaper_sensor
 
@@ -72,7 +73,8 @@ def build_definitions() -> dg.Definitions:
     database = database_from_environment()
     return dg.Definitions(
         assets=[*assets_by_type.values(), ownership_graph],
-        jobs=list(jobs.values()),
+        jobs=[*jobs.values(), register_announcements_job],
+        schedules=[register_announcements_schedule],
         sensors=[*sensors, lease_reaper_sensor, job_archive_sensor, *automation_sensors],
         resources={
             "database": database,

@@ -2,17 +2,22 @@
 
 Small documents (SI XML) live in the row; larger ones (scanned shareholder lists) in files under
 the store's directory, named by their hash, so that the table stays small and backups cheap.
+ZIP archives the register sends are unpacked safely (`unpack_zip`) and their files stored.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
+
+from orchestration.failures import FailureClass, JobError
 
 INLINE_LIMIT_BYTES = 512 * 1024
 
@@ -100,3 +105,85 @@ class DocumentStore:
                 content=content,
             )
         return documents
+
+
+# ZIP archives from the register ---------------------------------------------------------------
+
+# Limits for unpacking: a shareholder list is a few scanned pages; anything far beyond is not one.
+ZIP_MAX_MEMBERS = 50
+ZIP_MAX_MEMBER_BYTES = 64 * 1024 * 1024
+ZIP_MAX_TOTAL_BYTES = 256 * 1024 * 1024
+ZIP_MAX_RATIO = 200  # uncompressed / compressed; far beyond is a zip bomb, not a scan
+ZIP_MAX_DEPTH = 2  # a ZIP in a ZIP is unpacked; deeper nesting is refused
+
+_MEDIA_TYPES = {".pdf": "application/pdf", ".tif": "image/tiff", ".tiff": "image/tiff", ".xml": "text/xml",
+                ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class UnpackedFile:
+    filename: str  # the member's base name; folders inside the archive are not kept
+    media_type: str
+    content: bytes
+
+
+def _refuse(what: str, reason: str) -> JobError:
+    return JobError(FailureClass.INVALID_FILE, f"{what}: {reason}", source="documents", code="zip")
+
+
+def _safe_name(name: str, what: str) -> str:
+    """The base name of a member; absolute paths, drive letters and ``..`` are refused."""
+    normalised = name.replace("\\", "/")
+    parts = [p for p in normalised.split("/") if p not in ("", ".")]
+    if normalised.startswith("/") or ".." in parts or (parts and ":" in parts[0]):
+        raise _refuse(what, f"member {name!r} points outside the archive")
+    if not parts:
+        raise _refuse(what, f"member {name!r} has no name")
+    return parts[-1]
+
+
+def is_zip(content: bytes) -> bool:
+    return content[:4] == b"PK\x03\x04"
+
+
+def unpack_zip(content: bytes, what: str = "ZIP archive", *, _depth: int = 1) -> list[UnpackedFile]:
+    """The files of a ZIP from the register, nested ZIPs unpacked, within size and count limits.
+
+    Path traversal, too many members, oversized members and zip bombs (sizes or ratios no
+    document has) are refused with ``invalid_file``: fetching again would bring the same bytes."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(content))
+    except zipfile.BadZipFile as exc:
+        raise _refuse(what, f"not a readable ZIP ({exc})") from exc
+    with archive:
+        members = [m for m in archive.infolist() if not m.is_dir()]
+        if len(members) > ZIP_MAX_MEMBERS:
+            raise _refuse(what, f"{len(members)} members, more than the {ZIP_MAX_MEMBERS} allowed")
+        total = 0
+        files: list[UnpackedFile] = []
+        for member in members:
+            name = _safe_name(member.filename, what)
+            if member.flag_bits & 0x1:
+                raise _refuse(what, f"member {name!r} is encrypted")
+            total += member.file_size
+            if member.file_size > ZIP_MAX_MEMBER_BYTES or total > ZIP_MAX_TOTAL_BYTES:
+                raise _refuse(what, f"member {name!r} unpacks to more than the size limit (a zip bomb?)")
+            if member.compress_size and member.file_size / member.compress_size > ZIP_MAX_RATIO:
+                raise _refuse(what, f"member {name!r} is compressed {member.file_size // member.compress_size}:1 (a zip bomb?)")
+            # The declared size may lie: read at most one byte past it.
+            with archive.open(member) as stream:
+                data = stream.read(member.file_size + 1)
+            if len(data) != member.file_size:
+                raise _refuse(what, f"member {name!r} is not the size its header declares")
+            if is_zip(data):
+                if _depth >= ZIP_MAX_DEPTH:
+                    raise _refuse(what, f"member {name!r} nests archives deeper than {ZIP_MAX_DEPTH} levels")
+                files += unpack_zip(data, f"{what} / {name}", _depth=_depth + 1)
+                continue
+            media_type = _MEDIA_TYPES.get(Path(name).suffix.casefold(), "application/octet-stream")
+            files.append(UnpackedFile(name, media_type, data))
+    if len(files) > ZIP_MAX_MEMBERS:
+        raise _refuse(what, f"{len(files)} files, more than the {ZIP_MAX_MEMBERS} allowed")
+    if not files:
+        raise _refuse(what, "the archive holds no file")
+    return files

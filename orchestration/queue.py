@@ -8,9 +8,10 @@ lease, and reports each job completed or failed.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -395,10 +396,10 @@ def failures_by_class(conn: sa.Connection) -> list[dict[str, Any]]:
 __all__ = [
     "BatchHead",
     "ClaimedJob",
-    "RetryRefused",
     "FailureClass",
     "JobError",
     "JobType",
+    "RetryRefused",
     "archive_all_completed",
     "archive_completed",
     "batch_heads",

@@ -8,11 +8,11 @@ import uuid
 
 import sqlalchemy as sa
 from click.testing import CliRunner
-from queue_helpers import claim_and_fail, claim_one, entity, insert_entity, insert_search, job, make_due
 
 from orchestration import queue
 from orchestration.cli import main
 from orchestration.failures import JobError
+from queue_helpers import claim_and_fail, claim_one, entity, insert_entity, insert_search, job, make_due
 
 BROKEN = JobError("parser_error", "element 'rechtstraeger' missing", source="xjustiz", code="/nachricht/grunddaten")
 

@@ -82,7 +82,9 @@ def test_search_to_parsed_entities_and_shareholders_through_the_daemon(stack):
             {"ids": [r.id for r in entities]},
         ).scalar_one()
         # As the application asks: for a person, so the jobs are manual with a requester.
-        conn.execute(sa.text("SELECT processing.request_shareholder_research(:e, :u)"), {"e": gmbh, "u": str(uuid.uuid4())})
+        conn.execute(
+            sa.text("SELECT processing.request_shareholder_research(:e, :u)"), {"e": gmbh, "u": str(uuid.uuid4())}
+        )
         conn.commit()
     assert revisions == len(entities)
     assert len(run_ids) >= 2  # at least one discovery and one parsing run wrote history

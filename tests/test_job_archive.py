@@ -8,6 +8,11 @@ from datetime import timedelta
 
 import dagster as dg
 import sqlalchemy as sa
+
+from orchestration import queue
+from orchestration.definitions import build_definitions
+from orchestration.reparse import ReparseScope, enqueue_reparse
+from orchestration.settings import get_settings
 from queue_helpers import (
     as_role,
     claim_and_fail,
@@ -18,11 +23,6 @@ from queue_helpers import (
     insert_search,
     job,
 )
-
-from orchestration import queue
-from orchestration.definitions import build_definitions
-from orchestration.reparse import ReparseScope, enqueue_reparse
-from orchestration.settings import get_settings
 from resources.database import DatabaseResource
 
 WEEK = timedelta(days=7)
@@ -38,7 +38,7 @@ def complete_discoveries(engine: sa.Engine, count: int, days_ago: float) -> list
         ids = [c.id for c in claimed]
         conn.execute(
             sa.text("""
-                UPDATE processing.processing_jobs SET completed_at = now() - make_interval(days => :d)
+                UPDATE processing.processing_jobs SET completed_at = now() - make_interval(secs => :d * 86400)
                  WHERE id = ANY (CAST(:ids AS uuid[]))"""),
             {"d": days_ago, "ids": ids},
         )
@@ -193,3 +193,18 @@ def test_the_archive_sensor_moves_what_the_retention_setting_names(engine, monke
     assert result.skip_message == "archived 3 completed jobs"
     with engine.connect() as conn:
         assert archived_ids(conn) == set(old)
+
+
+def test_hreg_jobs_archive_moves_what_is_older_than_asked(engine):
+    from click.testing import CliRunner
+
+    from orchestration.cli import main
+
+    old = complete_discoveries(engine, 2, days_ago=3)
+    recent = complete_discoveries(engine, 1, days_ago=0.5)
+    result = CliRunner().invoke(main, ["jobs", "archive", "--older-than-days", "1"])
+    assert result.exit_code == 0, result.output
+    assert "archived 2 jobs completed more than 1 days ago" in result.output
+    with engine.connect() as conn:
+        assert archived_ids(conn) == set(old)
+        assert set(recent) <= hot_ids(conn)

@@ -51,7 +51,7 @@ def test_results_form_and_navigation_come_from_the_page(results_page):
     assert form.action == RESULTS_URL
     assert form.view_state == "6337723330793113554:-8132795512117875890"
 
-    navigation, params = pages.navigation_to_advanced_search(results_page, RESULTS_URL)
+    navigation, params = pages.navigation_to(results_page, "erweiterteSucheLink", RESULTS_URL)
     assert navigation.form_id == "naviForm"
     assert params == {"naviForm:erweiterteSucheLink": "naviForm:erweiterteSucheLink", "target": "erweiterteSucheLink"}
 
@@ -79,3 +79,59 @@ def test_pages_without_the_expected_structure_are_refused(portal_dir, results_pa
 def test_real_pages_are_not_mistaken_for_the_rate_limit_page(portal_dir):
     for name in ("search_results.html", "announcements_results.html", "announcement_detail.html"):
         assert not pages.is_rate_limit_page(pages.parse_page((portal_dir / name).read_bytes()))
+
+
+# ----------------------------------------------------------------------------- announcements
+
+
+def test_announcement_results_of_the_recording(portal_dir):
+    doc = pages.parse_page((portal_dir / "announcements_results.html").read_bytes())
+    categories = {"2": "Registerbekanntmachung nach dem Umwandlungsgesetz", "3": "Einreichung neuer Dokumente"}
+
+    found = pages.parse_announcements(doc, categories)
+
+    assert [(a.id, a.published.isoformat()) for a in found] == [
+        ("167692", "2026-08-20"), ("167660", "2026-08-20"), ("167694", "2026-08-20"),
+        ("167394", "2026-08-19"), ("167490", "2026-08-19"), ("167462", "2026-08-19"),
+    ]  # fmt: skip
+    first = found[0]
+    assert (first.category, first.category_code, first.state, first.court) == (
+        "Registerbekanntmachung nach dem Umwandlungsgesetz", "2", "Bayern", "München")  # fmt: skip
+    assert (first.register_type, first.register_number, first.name, first.seat) == ("HRB", "242458", "75cl Distribution GmbH", "München")
+    assert first.portal_date == "Thu Aug 20 00:00:00 CEST 2026"
+    assert (found[1].category, found[1].category_code) == ("Löschungsankündigung", None)
+    assert (found[3].court, found[3].register_type, found[3].register_number) == ("Berlin (Charlottenburg)", "HRA", "1950")
+    assert found[4].name.startswith('"VEPRO" Gesellschaft') and found[4].seat == "Braunschweig"
+    assert pages.announcement_command(doc).source == "bekanntMachungenForm:j_idt173"
+
+
+def test_announcement_details_of_the_recordings(portal_dir):
+    merger = pages.parse_announcement_detail(pages.parse_page((portal_dir / "announcement_detail.html").read_bytes()))
+    deletion = pages.parse_announcement_detail(pages.parse_page((portal_dir / "announcement_detail_loeschung.html").read_bytes()))
+
+    assert (merger.published.isoformat(), merger.entered.isoformat()) == ("2026-08-20", "2026-08-19")
+    assert merger.court_line == "Bayern Amtsgericht München HRB 242458"
+    assert (merger.category, merger.name, merger.legal_form, merger.seat) == (
+        "Registerbekanntmachung nach dem Umwandlungsgesetz", "75cl Distribution GmbH",
+        "Gesellschaft mit beschränkter Haftung", "München")  # fmt: skip
+    assert merger.text.startswith("Den Gläubigern der an der Verschmelzung beteiligten Rechtsträger")
+    assert deletion.entered is None and deletion.category == "Löschungsankündigung"
+    assert (deletion.name, deletion.seat) == ("Hossy Bau GmbH", "Berlin")
+    assert deletion.text.startswith("Bei der nachstehenden Gesellschaft wird das Amtslöschungsverfahren")
+
+
+def test_the_portals_select_behaviour_and_messages(results_page):
+    script = ('PrimeFaces.cw("Tree","widget_dk_form_dktree",{id:"dk_form:dktree",behaviors:{select:function(ext,event) '
+              '{PrimeFaces.ab({s:"dk_form:dktree",e:"select",f:"dk_form",p:"dk_form:dktree",'
+              'u:"dk_form:detailsNodePanelGrid dk_form:dktree dk_formInfobox"},ext);}}});')  # fmt: skip
+    behaviour = pages.parse_behaviour(script, "select", "dk_form:dktree")
+    assert behaviour.updates == ["dk_form:detailsNodePanelGrid", "dk_form:dktree", "dk_formInfobox"]
+    assert behaviour.render == "dk_form:detailsNodePanelGrid dk_form:dktree dk_formInfobox"
+
+    assert pages.portal_messages(results_page) == []
+    box = pages.parse_page(
+        b'<html><body><div id="form:messages" class="ui-messages ui-widget"><div class="ui-messages-error ui-corner-all">'
+        b'<ul><li><span class="ui-messages-error-summary">Suche</span><span class="ui-messages-error-detail">'
+        b"Bitte weiteres Suchkriterium angeben.</span></li></ul></div></div></body></html>"
+    )
+    assert pages.portal_messages(box) == ["Suche: Bitte weiteres Suchkriterium angeben."]

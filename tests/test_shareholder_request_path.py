@@ -11,13 +11,13 @@ import uuid
 import dagster as dg
 import pytest
 import sqlalchemy as sa
-from database_helpers import clear_process_caches
-from pipeline_helpers import history_rows, job_rows
-from queue_helpers import claim_one, insert_entity, insert_raw_document
 
+from database_helpers import clear_process_caches
 from orchestration import queue
 from orchestration.definitions import build_definitions
 from orchestration.register.sample import start_sample_register_in_thread
+from pipeline_helpers import history_rows, job_rows
+from queue_helpers import claim_one, insert_entity, insert_raw_document
 from resources.database import DatabaseResource
 
 REASON = "shareholder research requested"  # what request_shareholder_research records for a person

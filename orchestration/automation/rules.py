@@ -7,6 +7,10 @@ source types (``source_config``)
                         chosen fields (officers, capital, name, seat, shareholders), none means any.
     ``search_match``    a new company matches the saved search ``search_id`` (public.searches).
     ``job_failed``      a job failed permanently; ``job_types`` and ``failure_classes`` narrow it.
+    ``announcement_for_watched_company``
+                        the register announced something about a watched company (polled from
+                        the register's announcements, one results page per court and day);
+                        ``categories`` ("1" … "5") narrows it.
     ``schedule``        the cron expression ``cron`` (in ``timezone``) came due: every watched
                         company is handed to the action, typically a re-discovery.
 
@@ -42,7 +46,9 @@ from sqlalchemy.dialects.postgresql import insert
 from orchestration.automation.tables import trigger_log, trigger_rule, watch_list
 from orchestration.failures import FailureClass
 
-SOURCE_TYPES = ("entity_changed", "search_match", "job_failed", "schedule")
+SOURCE_TYPES = ("entity_changed", "search_match", "job_failed", "announcement_for_watched_company", "schedule")
+# The register's announcement categories: Löschungsankündigung, UmwG, new documents, other, special register.
+ANNOUNCEMENT_CATEGORIES = ("1", "2", "3", "4", "5")
 ACTION_TYPES = ("enqueue_job", "webhook", "notification")
 FREQUENCIES = ("always", "once_per_hour", "once_per_day", "once")
 # Frequencies limited to a time window; "once" has no window (never again), "always" no limit.
@@ -156,6 +162,10 @@ def validate_source(source_type: str, config: Mapping[str, Any]) -> dict[str, An
         if "search_id" not in config:
             raise RuleConfigError("a search_match source needs search_id, the saved search to match")
         config["search_id"] = _check_uuid("search_id", config["search_id"])
+    elif source_type == "announcement_for_watched_company":
+        _check_keys("announcement_for_watched_company source", config, {"categories", "watch"})
+        if "categories" in config:
+            _check_list("categories", config["categories"], ANNOUNCEMENT_CATEGORIES)
     elif source_type == "job_failed":
         _check_keys("job_failed source", config, {"job_types", "failure_classes", "watch"})
         if "job_types" in config:

@@ -13,6 +13,8 @@ commits late is read late but never skipped, however the ids of concurrent write
 - content.entities: a new company, for rules that match it against a saved search.
 - processing.job_step_history: a transition to ``failed`` of a job that is still failed, i.e.
   one the database did not re-queue, is a permanent failure.
+- content.register_announcements: an announcement of the register about a company we know
+  (``orchestration.automation.announcements`` polls them).
 
 The cursor only makes evaluation incremental: a rule fires at most once per event key
 (automation.trigger_log), so reading an event twice is harmless.
@@ -34,7 +36,7 @@ import sqlalchemy as sa
 from orchestration.automation.rules import CHANGE_FIELDS, Rule
 from orchestration.automation.tables import watch_list
 
-EVENT_SOURCE_TYPES = ("entity_changed", "search_match", "job_failed")
+EVENT_SOURCE_TYPES = ("entity_changed", "search_match", "job_failed", "announcement_for_watched_company")
 
 
 def _json_value(value: Any) -> str:
@@ -82,6 +84,7 @@ class EventCursor:
     shareholder_list: Position = _START
     entity: Position = _START
     failure: Position = _START
+    announcement: Position = _START
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -89,9 +92,11 @@ class EventCursor:
     @classmethod
     def from_json(cls, text: str) -> EventCursor | None:
         """The cursor ``to_json`` wrote; None for a cursor of an earlier format (positions by id
-        alone), which cannot be carried over: evaluation then starts from the present."""
+        alone), which cannot be carried over: evaluation then starts from the present. A stream
+        the cursor does not know yet (added since) is read from its start."""
         document = json.loads(text)
-        if set(document) != {f.name for f in dataclass_fields(cls)}:
+        names = {f.name for f in dataclass_fields(cls)}
+        if not set(document) <= names or not all(isinstance(p, list) and len(p) == 2 for p in document.values()):
             return None
         return cls(**{name: (int(xid), row_id) for name, (xid, row_id) in document.items()})
 
@@ -126,6 +131,7 @@ _STREAMS = {
     "shareholder_list": _Stream("content.shareholder_lists", "bigint", "{a}.valid"),
     "entity": _Stream("content.entities", "uuid"),
     "failure": _Stream("processing.job_step_history", "bigint", "{a}.status = 'failed'"),
+    "announcement": _Stream("content.register_announcements", "bigint", "{a}.entity_id IS NOT NULL"),
 }
 
 
@@ -204,6 +210,18 @@ _FAILURES = sa.text(f"""
       LEFT JOIN content.entities e ON e.id = j.entity_id
      WHERE {_STREAMS["failure"].after("h")}
      ORDER BY h.created_xid, h.id
+     LIMIT :limit
+""")
+
+
+_ANNOUNCEMENTS = sa.text(f"""
+    SELECT a.id, a.created_xid::text AS created_xid, a.entity_id, a.created_at, a.portal_id, a.published,
+           a.category, a.category_code,
+           e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
+      FROM content.register_announcements a
+      JOIN content.entities e ON e.id = a.entity_id
+     WHERE {_STREAMS["announcement"].after("a")}
+     ORDER BY a.created_xid, a.id
      LIMIT :limit
 """)
 
@@ -330,11 +348,33 @@ def _failure_events(rows: Sequence[Any]) -> list[Event]:
     return events
 
 
+def _announcement_events(rows: Sequence[Any]) -> list[Event]:
+    return [
+        Event(
+            source_type="announcement_for_watched_company",
+            key=f"announcement:{row.id}",
+            subject_id=row.entity_id,
+            entity_id=row.entity_id,
+            occurred_at=row.created_at,
+            summary=f"{row.name}: {row.category} ({row.published:%d.%m.%Y})",
+            details={
+                **_entity_details(row),
+                "announcement_id": row.portal_id,
+                "published": row.published.isoformat(),
+                "category": row.category,
+                "category_code": row.category_code,
+            },
+        )
+        for row in rows
+    ]
+
+
 _READERS: dict[str, tuple[sa.TextClause, Callable[[Sequence[Any]], list[Event]]]] = {
     "revision": (_REVISIONS, _revision_events),
     "shareholder_list": (_SHAREHOLDER_LISTS, _shareholder_events),
     "entity": (_NEW_ENTITIES, _new_entity_events),
     "failure": (_FAILURES, _failure_events),
+    "announcement": (_ANNOUNCEMENTS, _announcement_events),
 }
 
 
@@ -362,6 +402,7 @@ def collect_events(conn: sa.Connection, cursor: EventCursor, rules: Iterable[Rul
         "shareholder_list": any(_reads_shareholder_lists(rule) for rule in rules),
         "entity": "search_match" in kinds,
         "failure": "job_failed" in kinds,
+        "announcement": "announcement_for_watched_company" in kinds,
     }
     events: list[Event] = []
     more = False
@@ -459,6 +500,11 @@ def rule_accepts(rule: Rule, event: Event, watchers: Watchers, searches: Mapping
     if rule.source_type == "search_match":
         search = searches.get(uuid.UUID(rule.source_config["search_id"]))
         return search is not None and search.matches(event.details)
+    if rule.source_type == "announcement_for_watched_company":
+        categories = rule.source_config.get("categories")
+        return (not categories or event.details["category_code"] in categories) and rule_watches(
+            rule, event.entity_id, watchers
+        )
     if rule.source_type == "job_failed":
         config = rule.source_config
         d = event.details

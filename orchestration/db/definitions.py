@@ -71,6 +71,9 @@ def apply(connection: sa.Connection, *, only: list[str] | None = None, everythin
     Returns the names applied, in order.
     """
     connection.execute(CREATE_TRACKING_TABLE)
+    # As pg_dump's restores do: a function body may name a view or function defined later in the
+    # order; PL/pgSQL resolves names when it runs, and this makes SQL-language bodies do the same.
+    connection.execute(sa.text("SET LOCAL check_function_bodies = off"))
     applied = dict(connection.execute(APPLIED_CHECKSUMS).all())
     current = definitions()
     done = []

@@ -5,13 +5,24 @@ from __future__ import annotations
 from sqlalchemy.engine import Engine
 
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import DocumentNode, EarlierName, ResultRow, SearchMode
+from orchestration.register.models import (
+    Announcement,
+    AnnouncementDetail,
+    DocumentNode,
+    Download,
+    EarlierName,
+    ResultRow,
+    SearchMode,
+)
 from orchestration.register.portal import PortalClient
 from orchestration.register.ratelimit import SharedRateLimiter
 from orchestration.settings import Settings
 
 __all__ = [
+    "Announcement",
+    "AnnouncementDetail",
     "DocumentNode",
+    "Download",
     "EarlierName",
     "PortalClient",
     "RegisterClient",

@@ -7,8 +7,17 @@ sample register imitates that protocol, so the same client talks to both.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from datetime import date
 
-from orchestration.register.models import DocumentNode, ResultRow, SearchMode
+from orchestration.register.models import (
+    Announcement,
+    AnnouncementDetail,
+    DocumentNode,
+    Download,
+    ResultRow,
+    SearchMode,
+)
 
 
 class RegisterClient(ABC):
@@ -16,8 +25,9 @@ class RegisterClient(ABC):
 
     Every call may raise `orchestration.failures.JobError`: transient classes (``timeout``,
     ``dependency_unavailable``) for network errors, timeouts, 5xx, 429 and the portal's
-    rate-limit page; ``parser_error`` when a page does not look as expected. A search without
-    hits returns an empty list.
+    rate-limit page; ``parser_error`` when a page does not look as expected; ``invalid_file``
+    (code ``portal_message``) when the portal refuses a request with a message on its page. A
+    search without hits returns an empty list.
     """
 
     @abstractmethod
@@ -35,16 +45,39 @@ class RegisterClient(ABC):
         """Result rows of the advanced search; ``court`` is a court code or name."""
 
     @abstractmethod
+    def download(self, row: ResultRow, kind: str) -> Download:
+        """A document a row links to: AD, CD, HD (PDF printouts), SI (XJustiz XML), UT or VÖ (pages)."""
+
+    @abstractmethod
     def download_si(self, row: ResultRow) -> tuple[bytes, str]:
         """The SI document (XJustiz XML) of a row and the filename the portal gave it."""
 
     @abstractmethod
-    def list_documents(self, row: ResultRow) -> list[DocumentNode]:
-        """The DK tree of a row, every folder expanded."""
+    def list_documents(self, row: ResultRow, expand: Callable[[DocumentNode], bool] | None = None) -> list[DocumentNode]:
+        """The DK tree of a row with every folder expanded, or only those ``expand`` accepts (each
+        expansion is a retrieval); folders left closed have no children."""
 
     @abstractmethod
-    def download_document(self, row: ResultRow, node: DocumentNode) -> tuple[bytes, str, str]:
-        """A document of the DK tree: its bytes, media type and filename."""
+    def download_document(self, row: ResultRow, node: DocumentNode) -> Download:
+        """A document of the DK tree as the portal sends it: the original (PDF, TIFF) or a ZIP
+        where the portal offers only that."""
+
+    @abstractmethod
+    def search_announcements(
+        self,
+        date_from: date,
+        date_to: date,
+        *,
+        state: str | None = None,
+        court: str | None = None,
+        category: str | None = None,
+        seat: str | None = None,
+    ) -> list[Announcement]:
+        """Register announcements published in a date range; ``category`` is "1" … "5"."""
+
+    @abstractmethod
+    def announcement_detail(self, announcement: Announcement) -> AnnouncementDetail:
+        """The page of one announcement."""
 
     def close(self) -> None:
         """Release connections; the client must not be used afterwards."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -52,10 +52,33 @@ def truncated_error(what: str, detail: str) -> JobError:
     )
 
 
+# Messages that say the portal cannot serve right now, rather than that the request is wrong.
+_TRANSIENT_MESSAGE = re.compile(
+    r"später erneut|vorübergehend|nicht verfügbar|try again later|temporarily|not available at the moment", re.IGNORECASE
+)
+
+
+def portal_message_error(what: str, messages: list[str]) -> JobError:
+    """The portal refused the request with messages on its page (PrimeFaces p:messages).
+
+    A form error (a missing criterion, an invalid date, a format the document lacks) stays the
+    same however often it is sent: permanent. Messages that the service is unavailable are not."""
+    text = "; ".join(messages)
+    if _TRANSIENT_MESSAGE.search(text):
+        return JobError(FailureClass.DEPENDENCY_UNAVAILABLE, f"{what}: the register says: {text}", source=SOURCE,
+                        code="portal_message")  # fmt: skip
+    return JobError(
+        FailureClass.INVALID_FILE,
+        f"{what}: the register refused the request: {text}",
+        source=SOURCE,
+        code="portal_message",
+    )
+
+
 def save_diagnostic_page(diagnostics_dir: Path, content: bytes, label: str) -> Path:
     """Keep a page that broke the parser, so that someone can see what the portal sent."""
     diagnostics_dir.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     slug = re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-")[:60] or "page"
     path = diagnostics_dir / f"register-{stamp}-{slug}.html"
     path.write_bytes(content)

@@ -15,7 +15,16 @@ from urllib.parse import urljoin
 from lxml import etree, html
 
 from orchestration.register.errors import PageStructureError
-from orchestration.register.models import DOCUMENT_KINDS, DocumentNode, EarlierName, ResultRow, SearchMode
+from orchestration.register.models import (
+    DOCUMENT_KINDS,
+    Announcement,
+    AnnouncementDetail,
+    DocumentNode,
+    EarlierName,
+    ResultRow,
+    SearchMode,
+    german_date,
+)
 
 VIEW_STATE = "javax.faces.ViewState"
 
@@ -23,7 +32,7 @@ _SUBMIT_PARAM = re.compile(r"addSubmitParam\('([^']+)',\{([^}]*)\}\)")
 _QUOTED_PAIR = re.compile(r"'([^']*)':'([^']*)'")
 _DESIGNATION = re.compile(r"^(?P<court>.*?)\s+(?P<type>HRA|HRB|GnR|PR|VR|GsR)\s+(?P<number>\d+)(?:\s+(?P<suffix>[A-Za-z]{1,3}))?$")
 _COURT_PREFIX = re.compile(r"^(amtsgericht|district court|registergericht)\s+", re.IGNORECASE)
-_EARLIER_NAME = re.compile(r"^\d+\.\)\s*(?P<name>.+)$")
+_NUMBERED = re.compile(r"^\d+\.\)\s*(?P<text>.*)$")
 _RATE_LIMIT_TEXT = re.compile(
     r"too many requests|zu viele (anfragen|abrufe)|maximal zulässige anzahl|maximum number of (requests|retrievals)",
     re.IGNORECASE,
@@ -39,7 +48,9 @@ _MODE_LABELS = {
 def parse_page(content: bytes) -> html.HtmlElement:
     if not content.strip():
         raise PageStructureError("empty page")
-    return html.document_fromstring(content)
+    # The portal's pages are UTF-8 (JSF's default), also where a page does not declare it. A
+    # parser per page: lxml parsers are not to be shared between threads.
+    return html.document_fromstring(content, parser=html.HTMLParser(encoding="utf-8"))
 
 
 def text_of(element: html.HtmlElement) -> str:
@@ -48,6 +59,18 @@ def text_of(element: html.HtmlElement) -> str:
 
 def is_rate_limit_page(doc: html.HtmlElement) -> bool:
     return bool(_RATE_LIMIT_TEXT.search(text_of(doc)))
+
+
+def portal_messages(scope: html.HtmlElement) -> list[str]:
+    """The error and fatal messages a PrimeFaces p:messages component shows ("summary: detail")."""
+    found = []
+    for severity in ("fatal", "error"):
+        for item in scope.xpath(f'.//div[contains(@class, "ui-messages-{severity}")]//li'):
+            parts = [text_of(span) for span in item.xpath(f'.//span[contains(@class, "ui-messages-{severity}-")]')]
+            parts = [p for p in parts if p]
+            if parts:
+                found.append(": ".join(dict.fromkeys(parts)))
+    return found
 
 
 def _one(elements: list, what: str):
@@ -109,9 +132,10 @@ def submit_params(element: html.HtmlElement) -> tuple[str, dict[str, str]]:
     return match.group(1), dict(_QUOTED_PAIR.findall(match.group(2)))
 
 
-def navigation_to_advanced_search(doc: html.HtmlElement, page_url: str) -> tuple[Form, dict[str, str]]:
-    """The navigation form and the parameters of its "advanced search" link."""
-    link = _one(_by_component_id(doc, "erweiterteSucheLink", "a"), "link to the advanced search")
+def navigation_to(doc: html.HtmlElement, link_component: str, page_url: str) -> tuple[Form, dict[str, str]]:
+    """The navigation form and the parameters of one of its links (``erweiterteSucheLink``,
+    ``bekanntmachungenLink``…)."""
+    link = _one(_by_component_id(doc, link_component, "a"), f"navigation link {link_component}")
     form_id, params = submit_params(link)
     return form_by_id(doc, form_id, page_url), params
 
@@ -211,8 +235,29 @@ def _result_table_body(doc: html.HtmlElement) -> html.HtmlElement:
     return _one(bodies, "result table")
 
 
+def _numbered(text: str) -> str | None:
+    """ "Alte Firma GmbH" of "1.) Alte Firma GmbH"; None for text without the numbering."""
+    match = _NUMBERED.match(text)
+    return match.group("text").strip() if match else None
+
+
+def _earlier_names(tr: html.HtmlElement) -> list[EarlierName]:
+    """Earlier names and seats: rows whose first cell is numbered "1.) …" (the portal nests them in
+    a table of 3-cell rows and numbers the seat too, "1.) Berlin")."""
+    earlier = []
+    for line in tr.xpath(".//tr[not(.//tr)]"):
+        cells = line.xpath("./td")
+        name = _numbered(text_of(cells[0])) if cells else None
+        if not name:
+            continue
+        seat_text = text_of(cells[1]) if len(cells) > 1 else ""
+        seat = _numbered(seat_text) if _NUMBERED.match(seat_text) else seat_text
+        earlier.append(EarlierName(name=name, seat=seat or None))
+    return earlier
+
+
 def _parse_result_row(tr: html.HtmlElement, court_codes: dict[str, str]) -> ResultEntry:
-    inner = tr.xpath(".//table//tr")
+    inner = tr.xpath("./td/table/tbody/tr | ./td/table/tr")
     if len(inner) < 2:
         raise PageStructureError(f"result row {tr.get('data-ri')} has {len(inner)} lines, expected at least 2")
     heading = _one(inner[0].xpath("./td"), "register cell")
@@ -235,14 +280,6 @@ def _parse_result_row(tr: html.HtmlElement, court_codes: dict[str, str]) -> Resu
         if kind in DOCUMENT_KINDS:
             form_id, links[kind] = submit_params(anchor)
 
-    earlier: list[EarlierName] = []
-    for line in inner[2:]:
-        line_cells = line.xpath("./td")
-        old = _EARLIER_NAME.match(text_of(line_cells[0])) if line_cells else None
-        if old:
-            seat = text_of(line_cells[1]) if len(line_cells) > 1 else ""
-            earlier.append(EarlierName(name=old.group("name"), seat=seat or None))
-
     row = ResultRow(
         state=state,
         court=court,
@@ -254,7 +291,7 @@ def _parse_result_row(tr: html.HtmlElement, court_codes: dict[str, str]) -> Resu
         seat=text_of(seat_cell) or None,
         status=text_of(status_cell),
         documents=[k for k in DOCUMENT_KINDS if k in links],
-        earlier_names=earlier,
+        earlier_names=_earlier_names(tr),
     )
     return ResultEntry(row=row, form_id=form_id, links=links)
 
@@ -273,43 +310,114 @@ def parse_results(doc: html.HtmlElement, court_codes: dict[str, str] | None = No
 
 
 @dataclass
+class Behaviour:
+    """A PrimeFaces AJAX behaviour (``PrimeFaces.ab({s:…, e:…, p:…, u:…})``): its source, the ids it
+    executes and the ids it updates (``u``, space-separated on the portal)."""
+
+    source: str
+    execute: str
+    updates: list[str]
+    form: str | None = None  # ``f``: the form whose fields the request carries
+
+    @property
+    def render(self) -> str:
+        return " ".join(self.updates)
+
+
+@dataclass
+class DownloadControls:
+    """What the DK page offers for downloading the selected document."""
+
+    button: str  # the Download button's name
+    format_field: str | None  # the format radio: "false" the original file, "true" a ZIP
+    formats: list[str]  # the radio's enabled values
+    enabled: bool  # whether the button is enabled
+
+
+@dataclass
 class DocumentTree:
     form: Form
     tree_id: str
-    select_render: str  # what the tree's select behaviour re-renders: the download panel
+    select: Behaviour
     nodes: list[DocumentNode]
+    expanded: set[str]  # folders the page shows expanded, children included
+    controls: DownloadControls
+
+
+_SELECT_BEHAVIOUR = re.compile(r"\bselect\s*:\s*function\s*\(\s*ext\s*,\s*event\s*\)\s*\{\s*PrimeFaces\.ab\(\{(?P<args>[^}]*)\}")
+_BEHAVIOUR_ARG = re.compile(r'\b(?P<key>[a-z]+)\s*:\s*"(?P<value>[^"]*)"')
 
 
 def parse_tree_nodes(fragment_root: html.HtmlElement) -> list[DocumentNode]:
-    """The tree nodes directly under ``fragment_root`` (a tree container or a children list)."""
+    """The tree nodes directly under ``fragment_root`` (a tree container or a children list).
+
+    A node is a document when PrimeFaces marks its type ``doc``; a node without children that is
+    not (an empty category) is a folder. Without a type, leaves count as documents."""
     nodes = []
-    for li in fragment_root.xpath('./li[@data-rowkey] | ./ul/li[@data-rowkey]'):
-        label = text_of(_one(li.xpath('.//span[contains(@class, "ui-treenode-label")]'), "node label"))
+    for li in fragment_root.xpath("./li[@data-rowkey] | ./ul/li[@data-rowkey]"):
+        label = text_of(_one(li.xpath('./span//span[contains(@class, "ui-treenode-label")]'), "node label"))
+        node_type = li.get("data-nodetype")
         leaf = "ui-treenode-leaf" in (li.get("class") or "")
+        is_document = node_type == "doc" if node_type else leaf
         children = li.xpath('./ul[contains(@class, "ui-treenode-children")]')
         nodes.append(
             DocumentNode(
                 row_key=li.get("data-rowkey"),
                 label=label,
-                kind="document" if leaf else "folder",
+                kind="document" if is_document else "folder",
                 children=parse_tree_nodes(children[0]) if children else [],
             )
         )
     return nodes
 
 
+def expanded_row_keys(fragment_root: html.HtmlElement) -> set[str]:
+    """Row keys of folders shown expanded (their children are in the markup), and of empty folders."""
+    keys = set(fragment_root.xpath('.//li[@data-rowkey][./span[@aria-expanded="true"]]/@data-rowkey'))
+    return keys | set(fragment_root.xpath('.//li[@data-rowkey][contains(@class, "ui-treenode-leaf")]/@data-rowkey'))
+
+
+def download_controls(scope: html.HtmlElement) -> DownloadControls:
+    """The Download button and the format radio within ``scope`` (the page or an update of its panel)."""
+    buttons = scope.xpath('.//button[@type="submit"] | .//input[@type="submit"]')
+    button = next((b for b in buttons if "download" in text_of(b).casefold() or "download" in (b.get("value") or "").casefold()),
+                  buttons[0] if buttons else None)  # fmt: skip
+    if button is None:
+        raise PageStructureError("no download button")
+    radios = scope.xpath('.//input[@type="radio"]')
+    return DownloadControls(
+        button=button.get("name") or button.get("id"),
+        format_field=radios[0].get("name") if radios else None,
+        formats=[r.get("value") for r in radios if r.get("disabled") is None],
+        enabled=button.get("disabled") is None,
+    )
+
+
+def parse_behaviour(scripts: str, event: str, source: str) -> Behaviour:
+    """The ``select`` behaviour of component ``source`` in the page's scripts."""
+    for match in _SELECT_BEHAVIOUR.finditer(scripts):
+        args = {m.group("key"): m.group("value") for m in _BEHAVIOUR_ARG.finditer(match.group("args"))}
+        if args.get("s") == source:
+            return Behaviour(source=source, execute=args.get("p", source), updates=args.get("u", source).split(),
+                             form=args.get("f"))  # fmt: skip
+    raise PageStructureError(f"tree {source} has no {event} behaviour")
+
+
 def parse_document_tree(doc: html.HtmlElement, page_url: str) -> DocumentTree:
     tree = _one(doc.xpath('//div[contains(concat(" ", normalize-space(@class), " "), " ui-tree ")][@id]'), "document tree")
     tree_id = tree.get("id")
-    form = read_form(_one(tree.xpath("ancestor::form[1]"), "form around the document tree"), page_url)
-    behaviour = re.search(
-        r'select:function\(ext,event\)\{PrimeFaces\.ab\(\{[^}]*\bs:"' + re.escape(tree_id) + r'"[^}]*\bu:"([^"]+)"',
-        "\n".join(doc.xpath("//script/text()")),
-    )
-    if not behaviour:
-        raise PageStructureError(f"tree {tree_id} has no select behaviour")
+    form_element = _one(tree.xpath("ancestor::form[1]"), "form around the document tree")
+    form = read_form(form_element, page_url)
+    select = parse_behaviour("\n".join(doc.xpath("//script/text()")), "select", tree_id)
     container = _one(tree.xpath('./ul[contains(@class, "ui-tree-container")]'), "tree container")
-    return DocumentTree(form=form, tree_id=tree_id, select_render=behaviour.group(1), nodes=parse_tree_nodes(container))
+    return DocumentTree(
+        form=form,
+        tree_id=tree_id,
+        select=select,
+        nodes=parse_tree_nodes(container),
+        expanded=expanded_row_keys(container),
+        controls=download_controls(form_element),
+    )
 
 
 # ----------------------------------------------------------------------------- partial responses
@@ -318,6 +426,7 @@ def parse_document_tree(doc: html.HtmlElement, page_url: str) -> DocumentTree:
 @dataclass
 class PartialResponse:
     updates: dict[str, str]
+    redirect: str | None = None
 
     @property
     def view_state(self) -> str | None:
@@ -326,10 +435,18 @@ class PartialResponse:
     def fragment(self, component_id: str) -> html.HtmlElement:
         if component_id not in self.updates:
             raise PageStructureError(f"partial response does not update {component_id}")
-        return html.fragment_fromstring(self.updates[component_id], create_parent="ul")
+        return html.fragment_fromstring(self.updates[component_id], create_parent="div")
+
+    def messages(self) -> list[str]:
+        """Error messages in any update (the portal's p:messages components)."""
+        found: list[str] = []
+        for key, content in self.updates.items():
+            if VIEW_STATE not in key and "ui-messages" in content:
+                found += portal_messages(html.fragment_fromstring(content, create_parent="div"))
+        return found
 
 
-def parse_partial_response(content: bytes) -> PartialResponse:
+def parse_partial_response(content: bytes, *, redirect_allowed: bool = False) -> PartialResponse:
     try:
         root = etree.fromstring(content)
     except etree.XMLSyntaxError as exc:
@@ -339,12 +456,155 @@ def parse_partial_response(content: bytes) -> PartialResponse:
     error = root.find("error")
     if error is not None:
         raise PageStructureError(f"partial response reports an error: {' '.join(error.itertext()).strip()}")
-    if root.find("redirect") is not None:
+    redirect = root.find("redirect")
+    if redirect is not None and not redirect_allowed:
         raise PageStructureError("partial response redirects (session expired?)")
-    return PartialResponse({u.get("id"): u.text or "" for u in root.iter("update")})
+    return PartialResponse({u.get("id"): u.text or "" for u in root.iter("update")},
+                           redirect.get("url") if redirect is not None else None)  # fmt: skip
 
 
-def button_in(fragment: html.HtmlElement) -> str:
-    """The name of the (first) submit button in a fragment: the download button after a selection."""
-    button = _one(fragment.xpath('.//button[@type="submit"] | .//input[@type="submit"]'), "download button")
-    return button.get("name") or button.get("id")
+# ----------------------------------------------------------------------------- announcements
+
+
+@dataclass
+class AnnouncementForm:
+    form: Form
+    date_from_field: str
+    date_to_field: str
+    state_field: str
+    states: dict[str, str]  # value -> name
+    court_field: str
+    courts: dict[str, str]  # code -> name
+    seat_field: str | None
+    category_field: str
+    categories: dict[str, str]  # value -> label
+    submit_field: str
+
+    def state_value(self, state: str) -> str:
+        if state in self.states:
+            return state
+        return next((v for v, name in self.states.items() if name.casefold() == state.casefold()), None) or _unknown(
+            "state", state
+        )
+
+    def court_value(self, court: str) -> str:
+        if court in self.courts:
+            return court
+        return next((c for c, name in self.courts.items() if name.casefold() == court.casefold()), None) or _unknown(
+            "court", court
+        )
+
+
+def _unknown(what: str, value: str) -> str:
+    raise ValueError(f"the register's announcements know no {what} {value!r}")
+
+
+def parse_announcement_form(doc: html.HtmlElement, page_url: str) -> AnnouncementForm:
+    date_from = _one(_by_component_id(doc, "datum_von_input", "input"), "announcement date-from field")
+    form_element = _one(date_from.xpath("ancestor::form[1]"), "form around the announcement search")
+    state = _one(_by_component_id(form_element, "land_input", "select"), "state select")
+    court = _one(_by_component_id(form_element, "registergericht_input", "select"), "court select")
+    category = _one(_by_component_id(form_element, "kategorie_input", "select"), "category select")
+    seat = _by_component_id(form_element, "sitz", "input")
+    submit = _one(_by_component_id(form_element, "rrbSuche"), "announcement search button")
+    return AnnouncementForm(
+        form=read_form(form_element, page_url),
+        date_from_field=date_from.get("name"),
+        date_to_field=_one(_by_component_id(form_element, "datum_bis_input", "input"), "date-to field").get("name"),
+        state_field=state.get("name"),
+        states={value: label for value, label in _options(state) if value},
+        court_field=court.get("name"),
+        courts={value: label for value, label in _options(court) if value},
+        seat_field=seat[0].get("name") if seat else None,
+        category_field=category.get("name"),
+        categories={value: label for value, label in _options(category) if value},
+        submit_field=submit.get("name") or submit.get("id"),
+    )
+
+
+_FIRE = re.compile(r"fireBekanntmachung\d*\(\s*'(?P<date>[^']*)'\s*,\s*'(?P<id>[^']+)'\s*\)")
+_REMOTE = re.compile(r'remoteBekanntmachung\s*=\s*function\s*\(\s*\)\s*\{\s*PrimeFaces\.ab\(\{(?P<args>[^}]*)\}')
+
+
+def _court_line(line: str) -> tuple[str, str, re.Match | None]:
+    """ "Bayern Amtsgericht München HRB 242458": state, court and the register designation."""
+    state, _, rest = line.partition(" ")
+    match = _DESIGNATION.match(rest)
+    court = _COURT_PREFIX.sub("", match.group("court") if match else rest).strip()
+    return state, court, match
+
+
+def parse_announcements(doc: html.HtmlElement, categories: dict[str, str] | None = None) -> list[Announcement]:
+    """The results of an announcement search, day by day; ``categories`` maps values to labels.
+
+    A page with the data list but no entries is an empty list; a page without it is refused."""
+    data = _one(doc.xpath('//dl[substring(@id, string-length(@id) - 14) = "datalistId_list"]'), "announcement list")
+    codes = {label.casefold(): value for value, label in (categories or {}).items()}
+    found = []
+    published = None
+    for block in data.xpath("./dt | ./dd"):
+        if block.tag == "dt":
+            published = german_date(text_of(block))
+            continue
+        for anchor in block.xpath("./a"):
+            fire = _FIRE.search(anchor.get("onclick") or "")
+            label = anchor.xpath("./label")
+            if not fire or not label or published is None:
+                continue
+            lines = [" ".join(t.split()) for t in label[0].xpath(".//text()") if t.strip()]
+            if len(lines) < 3:
+                raise PageStructureError(f"announcement {fire.group('id')} has {len(lines)} lines, expected 3")
+            state, court, designation = _court_line(lines[1])
+            name, dash, seat = lines[2].rpartition(" – ")  # noqa: RUF001 (the portal's dash)
+            found.append(
+                Announcement(
+                    id=fire.group("id"),
+                    published=published,
+                    category=lines[0],
+                    category_code=codes.get(lines[0].casefold()),
+                    state=state,
+                    court=court,
+                    register_type=designation.group("type") if designation else None,
+                    register_number=designation.group("number") if designation else None,
+                    register_suffix=designation.group("suffix") if designation else None,
+                    name=name if dash else lines[2],
+                    seat=(seat if dash else None) or None,
+                    portal_date=fire.group("date"),
+                )
+            )
+    return found
+
+
+def announcement_command(doc: html.HtmlElement) -> Behaviour:
+    """The remote command (``remoteBekanntmachung``) that opens an announcement."""
+    match = _REMOTE.search("\n".join(doc.xpath("//script/text()")))
+    if not match:
+        raise PageStructureError("no remoteBekanntmachung command")
+    args = {m.group("key"): m.group("value") for m in _BEHAVIOUR_ARG.finditer(match.group("args"))}
+    if "s" not in args:
+        raise PageStructureError("the remoteBekanntmachung command names no source")
+    return Behaviour(source=args["s"], execute=args.get("p", args["s"]), updates=args.get("u", args["s"]).split(),
+                     form=args.get("f"))  # fmt: skip
+
+
+def parse_announcement_detail(doc: html.HtmlElement) -> AnnouncementDetail:
+    panel = _one(doc.xpath('//*[@id="rrbPanel_content"]'), "announcement panel")
+    labels = [t for t in (text_of(label) for label in panel.xpath(".//label")) if t]
+    entered = None
+    if "(Eintragungsdatum)" in labels:
+        i = labels.index("(Eintragungsdatum)")
+        entered = german_date(labels[i - 1]) if i else None
+        labels = labels[: i - 1] + labels[i + 1 :]
+    if len(labels) < 4:
+        raise PageStructureError(f"announcement page has {len(labels)} lines, expected at least 4")
+    rest = labels[3:]
+    return AnnouncementDetail(
+        published=german_date(labels[0]),
+        court_line=labels[1],
+        category=labels[2],
+        entered=entered,
+        name=rest[0],
+        legal_form=rest[1] if len(rest) > 3 else None,
+        seat=rest[2] if len(rest) > 3 else None,
+        text="\n\n".join(rest[3:] if len(rest) > 3 else rest[1:]),
+    )

@@ -1,46 +1,59 @@
 """shareholder_download: the newest shareholder list of an entity's DK tree, as a raw document.
 
 Its result names the stored document; on completion the database queues the shareholder_parsing
-job for it.
+job for it. A list the portal offers only as a ZIP is unpacked (`orchestration.documents.unpack_zip`)
+and the list inside is stored.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from datetime import date
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import sqlalchemy as sa
 
-from orchestration.documents import DocumentStore
+from orchestration.documents import DocumentStore, is_zip, unpack_zip
 from orchestration.failures import FailureClass, JobError
 from orchestration.queue import ClaimedJob
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import DocumentNode, walk_nodes
+from orchestration.register.models import DocumentNode, Download, walk_nodes
 from orchestration.stages.entities import find_entity_row, load_entity_key
 from orchestration.worker import Outcome, Stage, each_job
 
-_GERMAN_DATE = re.compile(r"(\d{1,2})\.(\d{1,2})\.(\d{4})")
+_LIST_MEDIA_TYPES = ("application/pdf", "image/tiff")
 
 
-def list_date(node: DocumentNode) -> date | None:
-    """The date in a label such as "Liste der Gesellschafter vom 12.03.2021"."""
-    match = _GERMAN_DATE.search(node.label)
-    if not match:
-        return None
-    day, month, year = map(int, match.groups())
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
+def leads_to_shareholder_lists(folder: DocumentNode) -> bool:
+    """Folders worth a retrieval when looking for shareholder lists: the tree's own folders
+    ("Dokumente zum Rechtsträger", "Dokumente zur Registernummer") and the category of lists."""
+    label = folder.label.casefold()
+    return label.startswith("dokumente") or label.startswith("liste der gesellschafter")
 
 
 def newest_shareholder_list(nodes: list[DocumentNode]) -> DocumentNode | None:
     lists = [node for node in walk_nodes(nodes) if node.is_shareholder_list]
     if not lists:
         return None
-    # Undated lists count as oldest; among equals the tree's later entry is the newer filing.
-    return max(enumerate(lists), key=lambda item: (list_date(item[1]) or date.min, item[0]))[1]
+    # Undated lists count as oldest; among equals the tree's earlier entry wins: the portal lists
+    # the current list under its category and again under the root, and one download is enough.
+    return max(enumerate(lists), key=lambda item: (item[1].date or date.min, -item[0]))[1]
+
+
+def shareholder_list_file(download: Download, what: str) -> Download:
+    """The list itself: the download, or the one PDF or TIFF in the ZIP the portal sent."""
+    if download.media_type != "application/zip" and not is_zip(download.content):
+        return download
+    files = [f for f in unpack_zip(download.content, what) if f.media_type in _LIST_MEDIA_TYPES]
+    if len(files) != 1:
+        raise JobError(
+            FailureClass.INVALID_FILE,
+            f"{what}: the ZIP holds {len(files)} PDF or TIFF files, expected the one shareholder list",
+            source="shareholder_download",
+            code="zip",
+        )
+    (file,) = files
+    return Download(content=file.content, media_type=file.media_type, filename=file.filename)
 
 
 class ShareholderDownloadStage(Stage):
@@ -58,7 +71,7 @@ class ShareholderDownloadStage(Stage):
     def _download(self, conn: sa.Connection, client: RegisterClient, job: ClaimedJob) -> dict:
         entity = load_entity_key(conn, job.entity_id)
         row = find_entity_row(client, entity)
-        node = newest_shareholder_list(client.list_documents(row))
+        node = newest_shareholder_list(client.list_documents(row, expand=leads_to_shareholder_lists))
         if node is None:
             raise JobError(
                 FailureClass.INVALID_FILE,
@@ -66,8 +79,11 @@ class ShareholderDownloadStage(Stage):
                 "(Liste der Gesellschafter); only GmbHs and UGs file one",
                 source="shareholder_download",
             )
-        content, media_type, filename = client.download_document(row, node)
+        what = f"the shareholder list {node.label!r} of {entity.designation}"
+        download = shareholder_list_file(client.download_document(row, node), what)
         document_id = self.documents.store(
-            conn, content, kind="shareholder_list", media_type=media_type, filename=filename, entity_id=entity.id
-        )
-        return {"raw_document_id": document_id, "label": node.label, "media_type": media_type, "filename": filename}
+            conn, download.content, kind="shareholder_list", media_type=download.media_type,
+            filename=download.filename, entity_id=entity.id,
+        )  # fmt: skip
+        return {"raw_document_id": document_id, "label": node.label, "media_type": download.media_type,
+                "filename": download.filename}  # fmt: skip

@@ -142,6 +142,36 @@ CREATE TABLE content.shareholders (
 );
 CREATE INDEX shareholders_linked_entity_idx ON content.shareholders (linked_entity_id) WHERE linked_entity_id IS NOT NULL;
 
+-- content.register_announcements / content.announcement_polls: the register's announcements read,
+-- matched to known companies, and the results pages (court, ended day) read ------------------
+CREATE TABLE content.register_announcements (
+    id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    portal_id        text NOT NULL UNIQUE,  -- the portal's id of the announcement
+    published        date NOT NULL,
+    category         text NOT NULL,
+    category_code    text CHECK (category_code IN ('1', '2', '3', '4', '5')),
+    court_code       text NOT NULL,
+    register_type    text,
+    register_number  text,
+    register_suffix  text,
+    name             text NOT NULL,
+    seat             text,
+    entity_id        uuid REFERENCES content.entities (id) ON DELETE SET NULL,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    created_xid      xid8 NOT NULL DEFAULT pg_current_xact_id()
+);
+CREATE INDEX register_announcements_created_xid_idx ON content.register_announcements (created_xid, id)
+    WHERE entity_id IS NOT NULL;
+CREATE INDEX register_announcements_entity_idx ON content.register_announcements (entity_id, published DESC);
+
+CREATE TABLE content.announcement_polls (
+    court_code  text NOT NULL,
+    day         date NOT NULL,
+    found       integer NOT NULL CHECK (found >= 0),
+    polled_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (court_code, day)
+);
+
 -- processing.job_types: the one source of retry, lease and batch settings ----------------------
 CREATE TABLE processing.job_types (
     type              text PRIMARY KEY,
@@ -333,6 +363,8 @@ GRANT SELECT ON content.entities, content.entity_revisions, content.shareholder_
 GRANT UPDATE (processing_status) ON content.entities TO hreg_app;
 GRANT SELECT ON processing.job_types TO hreg_app;
 GRANT SELECT ON processing.failure_classes TO hreg_app, hreg_worker;
+GRANT SELECT ON content.register_announcements, content.announcement_polls TO hreg_app;
+GRANT SELECT, INSERT ON content.register_announcements, content.announcement_polls TO hreg_worker;
 
 -- The workers.
 GRANT SELECT, UPDATE ON public.searches TO hreg_worker;
@@ -371,8 +403,9 @@ CREATE SCHEMA automation;
 CREATE TABLE automation.trigger_rule (
     id                integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     name              varchar(255) NOT NULL CHECK (length(btrim(name)) > 0),
-    source_type       varchar(30) NOT NULL
-                      CHECK (source_type IN ('entity_changed', 'search_match', 'job_failed', 'schedule')),
+    source_type       varchar(40) NOT NULL
+                      CHECK (source_type IN ('entity_changed', 'search_match', 'job_failed',
+                                             'announcement_for_watched_company', 'schedule')),
     source_config     jsonb NOT NULL DEFAULT '{}'::jsonb CHECK (jsonb_typeof(source_config) = 'object'),
     action_type       varchar(30) NOT NULL CHECK (action_type IN ('enqueue_job', 'webhook', 'notification')),
     action_config     jsonb NOT NULL DEFAULT '{}'::jsonb CHECK (jsonb_typeof(action_config) = 'object'),
@@ -417,7 +450,7 @@ CREATE TABLE automation.trigger_log (
     event_key        text NOT NULL,
     -- What the firing concerns and frequency counts per: the company, or for a failed search job the search.
     subject_id       uuid NOT NULL,
-    trigger_on       varchar(20) NOT NULL,
+    trigger_on       varchar(40) NOT NULL,
     event            jsonb NOT NULL DEFAULT '{}'::jsonb,
     action_type      varchar(30) NOT NULL,
     action_config    jsonb,

@@ -37,7 +37,8 @@ class SampleRegisterThread:
 
     def __init__(self, server: uvicorn.Server) -> None:
         self._server = server
-        self.corpus = server.config.app.state.register.corpus
+        self.register = server.config.app.state.register
+        self.corpus = self.register.corpus
         self._thread = threading.Thread(target=server.run, name="sample-register", daemon=True)
         self.url = ""
 
