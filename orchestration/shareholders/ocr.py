@@ -33,6 +33,8 @@ OSD_MIN_CONFIDENCE = 1.0
 SKEW_RANGE = 2.0
 SKEW_STEPS = 10
 SKEW_WIDTH = 1000
+# A page whose words Tesseract reads with a median confidence below this may be upside down.
+MIN_LEGIBILITY = 60.0
 # A column strip is read on its own when its rules run over this share of the page's height.
 MIN_STRIP_SHARE = 0.05
 
@@ -61,12 +63,21 @@ def require_tesseract() -> None:
 def read_scan(image: Image.Image, *, number: int, max_pixels: int) -> Page:
     """A scanned page turned upright, its rules found and removed, and its words read with their
     boxes and confidences; upscaling never exceeds ``max_pixels``."""
-    image = image.convert("L")
+    image = _upscale(image.convert("L"), max_pixels)
     rotation = detect_rotation(image)
+    page = _read_upright(image, rotation, number)
+    if _legibility(page) < MIN_LEGIBILITY:
+        # OSD confuses a page with its upside-down self now and then; read that way, it reads better.
+        turned = _read_upright(image, (rotation + 180) % 360, number)
+        if _legibility(turned) > _legibility(page):
+            return turned
+    return page
+
+
+def _read_upright(image: Image.Image, rotation: int, number: int) -> Page:
     if rotation:
         # Tesseract reports clockwise degrees; PIL rotates counter-clockwise.
         image = image.rotate(-rotation, expand=True, fillcolor=255)
-    image = _upscale(image, max_pixels)
     skew = detect_skew(image)
     if skew:
         image = image.rotate(skew, resample=Image.Resampling.BILINEAR, expand=False, fillcolor=255)
@@ -89,6 +100,12 @@ def read_scan(image: Image.Image, *, number: int, max_pixels: int) -> Page:
         source="ocr",
         rotation=rotation,
     )
+
+
+def _legibility(page: Page) -> float:
+    """The median confidence of the page's words of three letters or more; 0 for a page without."""
+    confidences = sorted(w.confidence for w in page.words if sum(c.isalpha() for c in w.text) >= 3)
+    return confidences[len(confidences) // 2] if confidences else 0.0
 
 
 def _words(image: Image.Image, offset: tuple[float, float] = (0, 0)) -> list[Word]:
