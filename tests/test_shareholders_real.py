@@ -13,7 +13,10 @@ import pytest
 from orchestration.failures import JobError
 from orchestration.shareholders.expected import list_problems, load_expected, shareholder_problems
 from orchestration.shareholders.model import ShareholderList
-from orchestration.shareholders.parse import parse_shareholder_list
+from orchestration.shareholders.page import Page
+from orchestration.shareholders.pages import read_pages
+from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
+from orchestration.shareholders.tables import read_tables
 
 EXPECTED_DIR = Path(__file__).parent / "data" / "real_shareholder_lists"
 EXPECTED = sorted(EXPECTED_DIR.glob("*.json"))
@@ -22,13 +25,18 @@ NOT_YET_RIGHT: set[str] = set()
 
 
 @cache
+def _pages(name: str, samples: Path) -> list[Page]:
+    """Each list's pages are read once per session: OCR of sixteen lists is most of this module's time."""
+    return read_pages((samples / load_expected(EXPECTED_DIR / name)["file"]).read_bytes())
+
+
+@cache
 def _read(name: str, samples: Path) -> ShareholderList | JobError:
-    """Each list is read once per session: OCR of sixteen lists is most of this module's time."""
-    expected = load_expected(EXPECTED_DIR / name)
-    capital = expected.get("register_capital_from_si")
+    """What ``parse_shareholder_list`` makes of a list, step by step so the pages are kept."""
+    capital = load_expected(EXPECTED_DIR / name).get("register_capital_from_si")
     try:
-        return parse_shareholder_list(
-            (samples / expected["file"]).read_bytes(), capital=Decimal(capital) if capital else None, method="rules"
+        return extract_shareholders(
+            read_tables(_pages(name, samples)), capital=Decimal(capital) if capital else None, method="rules"
         )
     except JobError as error:
         return error
@@ -58,6 +66,15 @@ def test_real_list_is_read_right(expected_path, gesellschafterlisten):
         assert not wrong, f"shareholder {index}: {wrong}"
     assert len(result.shareholders) == len(expected["shareholders"])
     assert result.total_nominal == Decimal(expected["list_total_nominal"])
+
+
+@pytest.mark.parametrize("expected_path", EXPECTED, ids=[path.stem for path in EXPECTED])
+def test_pages_are_turned_upright(expected_path, gesellschafterlisten):
+    expected = load_expected(expected_path)
+
+    pages = _pages(expected_path.name, gesellschafterlisten)
+
+    assert [page.rotation for page in pages] == [note["rotation"] for note in expected["page_notes"]]
 
 
 def test_no_list_read_wrong_is_verified(gesellschafterlisten):
