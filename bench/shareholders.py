@@ -7,8 +7,9 @@ values read from them by eye (``tests/data/real_shareholder_lists``): a list is 
 shareholder's kind, percentage (within 0.1 points), nominal total and share count match, firms'
 names match and its total matches. Each is parsed with the capital of its SI document, as the
 pipeline does. Text-layer throughput is measured on generated lists. Times are wall-clock (OCR
-runs in Tesseract processes, pages in parallel as in production). The last line printed is one
-JSON object.
+runs in Tesseract processes, pages in parallel on the cores the process may use, as in
+production); ``taskset -c 0`` gives the figures for one core. The last line printed is one JSON
+object.
 """
 
 from __future__ import annotations

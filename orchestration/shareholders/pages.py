@@ -103,7 +103,7 @@ def _text_layer_page(page, index: int) -> Page:
 def _ocr(images: Iterable[tuple[int, Image.Image]]) -> dict[int, Page]:
     """OCR of page images, as many at a time as there are cores; pages are produced (rendered or
     decoded) only a batch ahead, so a long document never holds all its page images at once."""
-    workers = os.cpu_count() or 1
+    workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     pages: dict[int, Page] = {}
     pending = iter(images)
     with ThreadPoolExecutor(max_workers=workers) as pool:
