@@ -15,10 +15,8 @@ import pytest
 from orchestration.failures import FailureClass, JobError
 from orchestration.settings import Settings
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
-from orchestration.shareholders.columns import roles
-from orchestration.shareholders.page import Word
 from orchestration.shareholders.samples import generate_list
-from orchestration.shareholders.tables import Cell, Column, Table, TableLine
+from shareholder_tables import table
 
 CAPITAL = Decimal("25000")
 
@@ -127,18 +125,6 @@ def _user_text(body: dict) -> str:
     return body["messages"][-1]["content"]
 
 
-def _table(headings: list[str], rows: list[list[str]]) -> Table:
-    """A table as the table reader builds it, one line per row, each cell one word box."""
-    columns = [Column(heading=h, x0=i * 100.0, x1=(i + 1) * 100.0, roles=roles(h)) for i, h in enumerate(headings)]
-    lines = []
-    for number, row in enumerate(rows):
-        y = 100.0 + number * 20
-        cells = {i: Cell([Word(text, i * 100.0 + 5, y, i * 100.0 + 90, y + 10, 95.0)]) for i, text in enumerate(row)
-                 if text}
-        lines.append(TableLine(page=1, top=y, bottom=y + 10, cells=cells, rules_above=[(0.0, 600.0)]))
-    return Table(columns=columns, lines=lines)
-
-
 HEADINGS = ["Lfd. Nr.", "Gesellschafter", "Nennbetrag in EUR", "Beteiligung in %"]
 
 
@@ -162,7 +148,7 @@ def test_llm_extraction_is_validated_by_the_same_model(endpoint):
 
 
 def test_auto_asks_the_llm_only_when_the_rules_fail_a_check(endpoint):
-    misprinted = _table(HEADINGS, [["1", "Berger Holding GmbH, Sitz Köln, Amtsgericht Köln HRB 1234", "25.000,00",
+    misprinted = table(HEADINGS, [["1", "Berger Holding GmbH, Sitz Köln, Amtsgericht Köln HRB 1234", "25.000,00",
                                     "60 %"]])
     endpoint.answer = lambda body: json.dumps({
         "shareholders": [{
@@ -199,7 +185,7 @@ def test_below_one_percent_from_the_llm_gets_its_derived_number(endpoint):
     assert small and all(holder.percentage is not None and holder.percentage < 1 for holder in small)
 
 
-SOME_TABLE = _table(HEADINGS, [["1", "Berger Holding GmbH", "25.000,00", "100 %"]])
+SOME_TABLE = table(HEADINGS, [["1", "Berger Holding GmbH", "25.000,00", "100 %"]])
 
 
 def test_an_answer_outside_the_model_is_a_parser_error(endpoint):

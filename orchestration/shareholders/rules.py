@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from difflib import SequenceMatcher
+from typing import Literal
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.columns import Role
@@ -61,7 +62,15 @@ class _RowReading:
     stated_total: Decimal | None  # the row's "total nominal" cell
     stated_percentage: Decimal | None  # the shareholder's percentage in total
     below_one: bool  # "< 1 %" where no number is stated
-    unlabelled_sum: Decimal | None  # the list's sum, printed under the row's last amount
+    # A sum printed under the row's last amount, without a label: the shareholder's ("subtotal"),
+    # the list's ("total"), or either, as long as the first shareholder is the only one read.
+    trailing_sum: tuple[Literal["subtotal", "total", "either"], Decimal] | None
+
+
+@dataclass(frozen=True)
+class _Sums:
+    list_so_far: Decimal  # what the rows before hold
+    holder_so_far: Decimal  # what the rows before hold of this row's shareholder
 
 
 def extract(table: Table | None) -> ExtractedList:
@@ -73,20 +82,33 @@ def extract(table: Table | None) -> ExtractedList:
     holders: list[_Holder] = []
     running_sum = Decimal(0)
     total_from_row: Decimal | None = None
+    # A sum under the first shareholder's lines is its subtotal if more shares follow, else the list's.
+    undecided: tuple[_Holder, Decimal] | None = None
     for row in rows:
         holder_text = row.text(by_role[Role.HOLDER] + by_role[Role.DETAIL])
         list_number = LIST_NUMBER.match(holder_text) if not by_role[Role.NUMBER] else None
         if list_number:
             holder_text = holder_text[list_number.end() :]
-        reading = _read_row(row, by_role, running_sum, list_number.group(1) if list_number else None)
-        if reading is None:
-            continue
-        total_from_row = reading.unlabelled_sum or total_from_row
-        running_sum += sum((s.nominal * (s.count or 1) for s in reading.shares), Decimal(0))
         holder = _holder_for(holders, holder_text)
         if holder is None:
             holder = _Holder(text=holder_text)
             holders.append(holder)
+        sums = _Sums(list_so_far=running_sum, holder_so_far=_nominal(holder))
+        reading = _read_row(row, by_role, sums, list_number.group(1) if list_number else None)
+        if reading is None:
+            continue
+        if reading.shares and undecided:
+            undecided[0].stated_total = undecided[1]
+            undecided = None
+        if reading.trailing_sum is not None:
+            kind, value = reading.trailing_sum
+            if kind == "subtotal":
+                holder.stated_total = value
+            elif kind == "total":
+                total_from_row = value
+            else:
+                undecided = (holder, value)
+        running_sum += sum((s.nominal * (s.count or 1) for s in reading.shares), Decimal(0))
         holder.shares += reading.shares
         holder.share_percentages += reading.share_percentages
         if reading.stated_total is not None:
@@ -94,6 +116,8 @@ def extract(table: Table | None) -> ExtractedList:
         if holder.stated_percentage is None:
             holder.stated_percentage = reading.stated_percentage
         holder.below_one |= reading.below_one
+    if undecided:
+        total_from_row = undecided[1]
     holders = [h for h in holders if h.shares]
     if not holders:
         raise JobError(FailureClass.PARSER_ERROR, "the shareholder table has no rows", source="shareholders")
@@ -208,11 +232,9 @@ def _list_number(line: TableLine, by_role: dict[Role, list[int]]) -> str:
     return match.group(1) if match else ""
 
 
-def _read_row(
-    row: _Row, by_role: dict[Role, list[int]], running_sum: Decimal, list_number: str | None
-) -> _RowReading | None:
-    """A row's cells as values; None for a row without a number or an amount. ``running_sum`` is
-    what the rows before it hold, ``list_number`` the entry's number in a list without a number column."""
+def _read_row(row: _Row, by_role: dict[Role, list[int]], sums: _Sums, list_number: str | None) -> _RowReading | None:
+    """A row's cells as values; None for a row without a number or an amount. ``list_number`` is
+    the entry's number in a list without a number column."""
     number_columns = by_role[Role.NUMBER]
     nominal_columns = by_role[Role.NOMINAL]
     mixed = set(number_columns) & set(nominal_columns)
@@ -241,9 +263,14 @@ def _read_row(
     if not numbers and not amounts and not totals:
         return None
     # An unlabelled sum under the last amount ("EUR 100,00" underlined, then "EUR 25.000,00").
-    unlabelled_sum = None
-    if len(amounts) > max(len(numbers), 1) and amounts[-1] == running_sum + sum(amounts[:-1]):
-        unlabelled_sum, amounts = amounts[-1], amounts[:-1]
+    trailing_sum = None
+    if len(amounts) > max(len(numbers), 1) and not totals:
+        last, above = amounts[-1], sum(amounts[:-1])
+        subtotal = last == sums.holder_so_far + above and len(amounts) + bool(sums.holder_so_far) > 2
+        total = last == sums.list_so_far + above
+        if subtotal or total:
+            kind = "either" if subtotal and total else "subtotal" if subtotal else "total"
+            trailing_sum, amounts = (kind, last), amounts[:-1]
     # Amounts beyond the numbers read are shares whose number OCR lost, where the row has one
     # column of amounts and single numbers; elsewhere they are the row's other figures.
     lost_numbers = len(nominal_columns) == 1 and not totals and all(last is None for _, last in numbers)
@@ -256,7 +283,7 @@ def _read_row(
         stated_total=totals[0] if totals else None,
         stated_percentage=stated_pct,
         below_one=below_one and stated_pct is None,
-        unlabelled_sum=unlabelled_sum,
+        trailing_sum=trailing_sum,
     )
 
 
