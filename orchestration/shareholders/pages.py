@@ -78,7 +78,7 @@ def _read_pdf(content: bytes) -> list[Page]:
                     to_render.append(index)
     except JobError:
         raise
-    except Exception as error:  # noqa: BLE001 - see above
+    except Exception as error:
         raise _invalid(f"broken PDF: {type(error).__name__}: {error}") from error
     if to_render:
         require_tesseract()
@@ -167,7 +167,7 @@ def _read_image(content: bytes) -> list[Page]:
         image = Image.open(io.BytesIO(content))
     except Image.DecompressionBombError as error:
         raise _invalid(f"decompression bomb: {error}") from error
-    except Exception as error:  # noqa: BLE001 - PIL raises many types for unreadable input
+    except Exception as error:
         raise _invalid("neither a PDF nor a readable TIFF, PNG or JPEG image") from error
     if image.format not in IMAGE_FORMATS:
         raise _invalid(f"unsupported image format {image.format}")
@@ -184,13 +184,13 @@ def _frames(image: Image.Image, count: int) -> Iterator[tuple[int, Image.Image]]
     for index in range(count):
         try:
             image.seek(index)
-        except Exception as error:  # noqa: BLE001 - PIL raises many types for unreadable input
+        except Exception as error:
             raise _invalid(f"page {index + 1} cannot be read: {error}") from error
         width, height = image.size
         if width * height > MAX_PAGE_PIXELS:
             raise _invalid(f"page {index + 1} has {width}×{height} pixels, more than {MAX_PAGE_PIXELS}")
         try:
             frame = image.copy()
-        except Exception as error:  # noqa: BLE001 - truncated or corrupt image data
+        except Exception as error:
             raise _invalid(f"page {index + 1} is corrupt: {type(error).__name__}: {error}") from error
         yield index, frame

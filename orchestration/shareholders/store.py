@@ -164,7 +164,7 @@ def _same_court(stated: str, registered: str | None) -> bool:
 
 def load_shareholders(
     conn: sa.Connection, *, entity_ids: list[str] | None = None, latest_only: bool = True
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """One row per shareholder of each list: an edge of the ownership graph from the shareholder
     (``linked_entity_id`` when it is a known entity) to the company (``entity_id``)."""
     import pandas as pd  # only here: every run process loads this module, few need pandas

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from decimal import Decimal
 
@@ -88,7 +89,7 @@ def _shares_numbered(extracted: ExtractedList) -> Check:
             intervals.setdefault(tuple(prefix), []).append((int(first), int(first) + share.count - 1, label))
     for spans in intervals.values():
         spans.sort()
-        for (_, end, label), (start, _, next_label) in zip(spans, spans[1:]):
+        for (_, end, label), (start, _, next_label) in itertools.pairwise(spans):
             if start <= end:
                 problems.append(f"running numbers of {label} and {next_label} overlap")
     if problems:
