@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from orchestration.shareholders.page import Page, Word
 from orchestration.shareholders.parse import extract_shareholders
 from orchestration.shareholders.rules import extract
+from orchestration.shareholders.tables import read_tables
 from shareholder_tables import table
 
 RULED = ["Lfd. Nr.", "Gesellschafter", "Nennbetrag in EUR", "Prozent je Anteil", "Gesamtbeteiligung", "Veränderungen"]
@@ -110,3 +112,40 @@ def test_a_list_that_misses_the_capital_needs_review():
 
     assert checked.validation.status == "needs_review"
     assert [c.name for c in checked.validation.failed] == ["nominal_sum_matches_capital", "percentages_match_nominal"]
+
+
+def _words(y: float, cells: list[tuple[float, str]]) -> list[Word]:
+    """One line of a page: each cell's text at its left edge, a word box per word."""
+    words = []
+    for x, text in cells:
+        for word in text.split():
+            words.append(Word(word, x, y, x + 12 * len(word), y + 20, 92.0))
+            x += 12 * len(word) + 8
+    return words
+
+
+def test_a_table_goes_on_over_a_page_without_repeating_its_heading():
+    columns = [40.0, 200.0, 900.0, 1200.0]
+    first = Page(
+        number=1,
+        width=1400,
+        height=2000,
+        words=_words(100, [(400, "Liste der Gesellschafter")])
+        + _words(200, list(zip(columns, ["Lfd. Nr.", "Gesellschafter", "Nennbetrag", "Beteiligung"], strict=True)))
+        + _words(260, list(zip(columns, ["1", "Muster Holding GmbH", "10.000,00", "40 %"], strict=True)))
+        + _words(300, list(zip(columns, ["2", "Beispiel AG", "5.000,00", "20 %"], strict=True))),
+    )
+    second = Page(
+        number=2,
+        width=1400,
+        height=2000,
+        words=_words(60, [(650, "- 2 -")])
+        + _words(120, list(zip(columns, ["3", "Dritte Verwaltungs GmbH", "10.000,00", "40 %"], strict=True)))
+        + _words(180, [(columns[1], "Summe"), (columns[2], "25.000,00"), (columns[3], "100 %")])
+        + _words(260, [(columns[0], "Musterstadt, den 1. Juli 2024")]),
+    )
+
+    read = extract(read_tables([first, second]))
+
+    assert [h.name for h in read.shareholders] == ["Muster Holding GmbH", "Beispiel AG", "Dritte Verwaltungs GmbH"]
+    assert read.total_nominal == Decimal("25000.00")

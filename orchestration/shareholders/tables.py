@@ -128,6 +128,16 @@ def read_tables(pages: list[Page]) -> Table | None:
     for page in pages:
         lines = _lines(page.words)
         start = 0
+        if table is not None and not finished and _find_heading(page, lines, 0) is None:
+            # A table that goes on without repeating its heading: read in the previous page's
+            # columns, from its first line with a running number and an amount.
+            first = _first_row(page, lines, table.columns)
+            if first is not None:
+                body, total, start = _body(page, lines, first, table.columns)
+                table.lines.extend(body)
+                table.total_line = total
+                table.pages.append(page.number)
+                finished = total is not None
         while (found := _find_heading(page, lines, start)) is not None:
             columns, body_start = found
             body, total, next_start = _body(page, lines, body_start, columns)
@@ -140,6 +150,21 @@ def read_tables(pages: list[Page]) -> Table | None:
             finished = total is not None
             start = next_start
     return table
+
+
+def _first_row(page: Page, lines: list[_Line], columns: list[Column]) -> int | None:
+    """The first line that holds a running number and an amount in their columns, in a table's
+    columns: where a table continues on a page without its heading."""
+    ruled = columns[0].x0 != float("-inf")
+    numbers = [i for i, c in enumerate(columns) if Role.NUMBER in c.roles]
+    amounts = [i for i, c in enumerate(columns) if c.roles & {Role.NOMINAL, Role.NOMINAL_TOTAL}]
+    for index, line in enumerate(lines):
+        cells = _cells(line.words, columns, ruled)
+        number = " ".join(cells[i].text for i in numbers if i in cells)
+        amount = " ".join(cells[i].text for i in amounts if i in cells)
+        if re.match(r"\s*\d", number) and re.search(r"\d", amount) and not END_OF_TABLE.match(line.text):
+            return index
+    return None
 
 
 def _same_columns(previous: list[Column], new: list[Column]) -> bool:
