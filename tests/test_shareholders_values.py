@@ -81,7 +81,11 @@ def test_percentages(cell, bare, values):
         ("Double You Meubelcollectie B.V.", True),
         ("Apple Distribution International Limited", True),
         ("Amazon Europe Core S.à r.l.", True),
+        ("Muster Aktiengesellschaft, Sitz Bonn", True),
+        ("Stadt Musterhausen, vertreten durch den Oberbürgermeister", True),
+        ("Freistaat Bayern", True),
         ("Mustermann, Erika, geb. 01.01.1970, Musterstadt", False),
+        ("Mustermann, Erika, Am Markt 5, Stadtallendorf", False),
     ],
 )
 def test_persons_and_organisations_by_legal_form(text, organisation):

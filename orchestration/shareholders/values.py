@@ -41,6 +41,11 @@ LEGAL_FORM = re.compile(
     r"Genossenschaft|Gesellschaft|Ltd\.?|Limited|LLC|LLP|Inc\.?|Corp\.?|Corporation|plc|B\.?\s?V\.?|N\.\s?V\.|"
     r"S\.\s?(?:à|a|ä)\s?r\.\s?l\.|S\.?A\.?R\.?L\.?|SARL|S\.\s?A\.|S\.\s?A\.\s?S\.|SAS|S\.\s?p\.\s?A\.|S\.\s?r\.\s?l\.|"
     r"A/S|ApS|AB|Oy|GesmbH|Holding|& Co\.)(?![\w])"
+    # Firms named by their kind of company ("Aktiengesellschaft"), and public bodies, which hold
+    # shares of municipal companies without any legal-form abbreviation.
+    r"|\w*(?:gesellschaft|genossenschaft|stiftung|verband|verein)\b|"
+    r"\b(?:Stadt|Gemeinde|Landkreis|Freistaat|Land|Bundesrepublik|Landeshauptstadt|Hansestadt|"
+    r"Zweckverband|Anstalt|Körperschaft|Sparkasse|Kirchengemeinde|Universität|Hochschule|Kammer)\s+[A-ZÄÖÜ]"
 )
 # Where an organisation's firm ends: its seat, its register, a following place after a comma.
 FIRM_END = re.compile(
