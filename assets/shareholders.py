@@ -83,8 +83,9 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
         retry_policy=retry_policy_for(job_type),
         group_name="shareholders",
         kinds={"postgres"},
-        description="Shareholders read from the lists (text layer or OCR, rules or LLM), one revision per "
-        "list, validated (content.shareholder_lists, content.shareholders).",
+        description="Shareholders read from the lists as tables (text layer or OCR, rules or LLM), one "
+        "revision per list, verified or needs_review with its failed checks and low-confidence cells "
+        "(content.shareholder_lists, content.shareholders).",
         check_specs=[dg.AssetCheckSpec(name, asset=SHAREHOLDERS, description=d) for name, d, _ in SHAREHOLDER_CHECKS],
     )
     def shareholders(
