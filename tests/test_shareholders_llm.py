@@ -108,7 +108,9 @@ def _settings(url: str) -> Settings:
 
 def _answer_reading(generated) -> Callable[[dict], str]:
     """A model that reads: it knows the list's content only if the list's text was sent to it."""
-    truth = generated.expected.model_dump(mode="json", include={"shareholders", "total_nominal", "currency"})
+    truth = generated.expected.model_dump(
+        mode="json", include={"shareholders", "total_nominal", "total_stated", "currency"}
+    )
     for holder in truth["shareholders"]:
         if holder["percentage_below_one"]:
             holder["percentage"] = None  # as the instructions ask: "< 1 %" has no number

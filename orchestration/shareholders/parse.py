@@ -104,6 +104,7 @@ def _finish(extracted: ExtractedList, method: Literal["rules", "llm"], capital: 
     completed = ShareholderList(
         shareholders=holders,
         total_nominal=extracted.total_nominal,
+        total_stated=extracted.total_stated,
         currency=extracted.currency,
         low_confidence_cells=extracted.low_confidence_cells,
         method=method,

@@ -128,6 +128,7 @@ def extract(table: Table | None) -> ExtractedList:
     return ExtractedList(
         shareholders=shareholders,
         total_nominal=total if total is not None else sum((_nominal(h) for h in holders), Decimal(0)),
+        total_stated=total is not None,
         currency=currency,
         low_confidence_cells=table.low_confidence_cells(),
     )

@@ -409,6 +409,7 @@ def _expected(document: _Document) -> ShareholderList:
     extracted = ShareholderList(
         shareholders=[block.holder for block in document.blocks],
         total_nominal=document.capital,
+        total_stated=True,  # every generated list prints its sum line
         currency=document.currency,
         method="rules",
     )
