@@ -140,10 +140,15 @@ def read_tables(pages: list[Page]) -> Table | None:
                 finished = total is not None
         while (found := _find_heading(page, lines, start)) is not None:
             columns, body_start = found
-            body, total, next_start = _body(page, lines, body_start, columns)
-            if table is None or finished or not _same_columns(table.columns, columns):
+            if table is None or finished:
+                body, total, next_start = _body(page, lines, body_start, columns)
                 table = Table(columns=columns, lines=body, total_line=total, pages=[page.number])
             else:
+                # The table goes on under a repeated heading; where OCR read that heading
+                # differently, the page is read in the columns first read.
+                if not _same_columns(table.columns, columns):
+                    columns = table.columns
+                body, total, next_start = _body(page, lines, body_start, columns)
                 table.lines.extend(body)
                 table.total_line = total
                 table.pages.append(page.number)
