@@ -35,6 +35,7 @@ SKEW_STEPS = 10
 SKEW_WIDTH = 1000
 # A page whose words Tesseract reads with a median confidence below this may be upside down.
 MIN_LEGIBILITY = 60.0
+MIN_WORDS_TO_TURN = 20  # a page with fewer (a stamp, a signature) is not worth turning
 # A column strip is read on its own when its rules run over this share of the page's height.
 MIN_STRIP_SHARE = 0.05
 
@@ -66,12 +67,15 @@ def read_scan(image: Image.Image, *, number: int, max_pixels: int) -> Page:
     image = _upscale(image.convert("L"), max_pixels)
     rotation = detect_rotation(image)
     page = _read_upright(image, rotation, number)
-    if _legibility(page) < MIN_LEGIBILITY:
-        # OSD confuses a page with its upside-down self now and then; read that way, it reads better.
-        turned = _read_upright(image, (rotation + 180) % 360, number)
-        if _legibility(turned) > _legibility(page):
-            return turned
-    return page
+    if _legibility(page.words) >= MIN_LEGIBILITY or len(page.words) < MIN_WORDS_TO_TURN:
+        return page
+    # OSD confuses a page with its upside-down self now and then, and finds too little text on
+    # some: a page with words that read poorly is tried every way round, on a reduced copy,
+    # and read in full the way it reads best.
+    reduced = image.resize((image.width // 3, image.height // 3), Image.Resampling.BILINEAR)
+    tries = {turn: _legibility(_words(reduced.rotate(-turn, expand=True, fillcolor=255))) for turn in (0, 90, 180, 270)}
+    best = max(tries, key=tries.get)
+    return _read_upright(image, best, number) if best != rotation else page
 
 
 def _read_upright(image: Image.Image, rotation: int, number: int) -> Page:
@@ -102,9 +106,9 @@ def _read_upright(image: Image.Image, rotation: int, number: int) -> Page:
     )
 
 
-def _legibility(page: Page) -> float:
-    """The median confidence of the page's words of three letters or more; 0 for a page without."""
-    confidences = sorted(w.confidence for w in page.words if sum(c.isalpha() for c in w.text) >= 3)
+def _legibility(words: list[Word]) -> float:
+    """The median confidence of words of three letters or more; 0 without any."""
+    confidences = sorted(w.confidence for w in words if sum(c.isalpha() for c in w.text) >= 3)
     return confidences[len(confidences) // 2] if confidences else 0.0
 
 
