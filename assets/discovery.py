@@ -1,11 +1,12 @@
 """Discovered entities and their raw SI documents, from basic_discovery jobs."""
 
+from datetime import timedelta
+
 import dagster as dg
 import sqlalchemy as sa
 
 from assets.batch import BatchCheck, batch_metadata, retry_policy_for, run_checks, work_batch
 from orchestration.queue import JobType
-from orchestration.settings import get_settings
 from orchestration.stages.discovery import DiscoveryStage
 from resources.database import DatabaseResource
 from resources.documents import DocumentStoreResource
@@ -57,15 +58,23 @@ def build_discovery_assets(job_type: JobType) -> dg.AssetsDefinition:
         register: RegisterResource,
     ):
         engine = database.get_engine()
+        settings = register.settings()
         stage = DiscoveryStage(
-            register.get_client, documents.get_store(), max_results=get_settings().discovery_max_results
+            register.get_client,
+            documents.get_store(),
+            result_pages=settings.discovery_result_pages,
+            search_opens=settings.effective_search_opens,
+            fresh_for=timedelta(hours=settings.document_fresh_hours),
         )
         report = work_batch(context, engine, stage)
         yield dg.MaterializeResult(
             asset_key=DISCOVERED_ENTITIES,
             metadata=batch_metadata(report, {"register": register.kind}),
         )
-        yield dg.MaterializeResult(asset_key=RAW_SI_DOCUMENTS, metadata={"si_downloaded": report.totals["si_downloaded"]})
+        yield dg.MaterializeResult(
+            asset_key=RAW_SI_DOCUMENTS,
+            metadata={"si_downloaded": report.totals["si_downloaded"], "si_fresh": report.totals["si_fresh"]},
+        )
         yield from run_checks(engine, DISCOVERY_CHECKS, report, DISCOVERED_ENTITIES)
 
     return basic_discovery

@@ -18,13 +18,15 @@ import sqlalchemy as sa
 from orchestration.failures import FailureClass, JobError
 
 # Due jobs (the stage gate of seeds/003) are the view processing.due_jobs (db/sql/views/due_jobs.sql).
-# CLAIM and BATCH_HEADS take them in the same order, so a batch head is the job a claim takes first.
+# CLAIM and BATCH_HEADS take them in the same order, people first (interactive before background,
+# then by due time), so a batch head is the job a claim takes first. Background jobs are left out
+# while the type's background slots are taken (:background_allowed, see claim()).
 CLAIM = sa.text("""
     WITH due AS (
         SELECT j.id
           FROM processing.due_jobs j
-         WHERE j.type = :job_type
-         ORDER BY j.next_attempt_at, j.id
+         WHERE j.type = :job_type AND (j.priority = 'interactive' OR :background_allowed)
+         ORDER BY j.priority, j.next_attempt_at, j.id
          LIMIT :limit
            FOR UPDATE OF j SKIP LOCKED
     )
@@ -38,7 +40,8 @@ CLAIM = sa.text("""
      WHERE j.id = ANY (ARRAY(SELECT id FROM due))  -- by primary key, however large the table
     -- Ids as text: workers pass them on as strings, so no uuid object is built per id.
     RETURNING j.id::text, j.type, j.search_id::text, j.entity_id::text, j.raw_document_id::text, j.parser_version,
-              j.data, j.retry_count, j.max_retries, j.trigger, j.previous_job_id::text, j.lease_until
+              j.data, j.retry_count, j.max_retries, j.trigger, j.previous_job_id::text, j.lease_until,
+              j.priority::text
 """)
 
 COUNT_DUE = sa.text("SELECT count(*) FROM processing.due_jobs j WHERE j.type = :job_type")
@@ -46,12 +49,12 @@ COUNT_DUE = sa.text("SELECT count(*) FROM processing.due_jobs j WHERE j.type = :
 # The first job of each of the next ``runs`` batches, in claim order: a batch's identity for
 # idempotent run keys (the same head is the same batch, until a run claims it).
 BATCH_HEADS = sa.text("""
-    SELECT id, retry_count, next_attempt_at
-      FROM (SELECT j.id, j.retry_count, j.next_attempt_at,
-                   row_number() OVER (ORDER BY j.next_attempt_at, j.id) - 1 AS position
+    SELECT id, retry_count, next_attempt_at, priority::text
+      FROM (SELECT j.id, j.retry_count, j.next_attempt_at, j.priority,
+                   row_number() OVER (ORDER BY j.priority, j.next_attempt_at, j.id) - 1 AS position
               FROM processing.due_jobs j
-             WHERE j.type = :job_type
-             ORDER BY j.next_attempt_at, j.id
+             WHERE j.type = :job_type AND (j.priority = 'interactive' OR :background_allowed)
+             ORDER BY j.priority, j.next_attempt_at, j.id
              LIMIT :batch_size * :runs) due
      WHERE position % :batch_size = 0
      ORDER BY position
@@ -109,8 +112,17 @@ REAP_EXPIRED = sa.text("""
 """)
 
 JOB_TYPES = sa.text("""
-    SELECT type, stage, max_retries, backoff_base_s, backoff_cap_s, lease_seconds, batch_size, current_version
+    SELECT type, stage, max_retries, backoff_base_s, backoff_cap_s, lease_seconds, batch_size, current_version,
+           background_slots
       FROM processing.job_types ORDER BY stage
+""")
+
+# Claims of a type with background slots take turns, so two claims never both see a free slot.
+LOCK_BACKGROUND_SLOTS = sa.text("SELECT pg_advisory_xact_lock(hashtext('hreg background slots ' || :job_type))")
+
+RUNNING_BACKGROUND = sa.text("""
+    SELECT count(*) FROM processing.processing_jobs
+     WHERE status = 'running' AND type = :job_type AND priority = 'background'
 """)
 
 ENQUEUE = sa.text("""
@@ -193,6 +205,7 @@ class JobType:
     lease_seconds: int
     batch_size: int
     current_version: str | None
+    background_slots: int | None = None
 
 
 # A tuple whose fields are CLAIM's RETURNING columns in their order, so that a batch of thousands
@@ -210,6 +223,7 @@ class ClaimedJob(NamedTuple):
     trigger: str
     previous_job_id: str | None
     lease_until: datetime
+    priority: str  # interactive or background
 
     @property
     def attempt(self) -> int:
@@ -220,13 +234,36 @@ def job_types(conn: sa.Connection) -> dict[str, JobType]:
     return {row.type: JobType(**row._mapping) for row in conn.execute(JOB_TYPES)}
 
 
-def claim(conn: sa.Connection, job_type: str, limit: int, worker_id: str, lease_seconds: int) -> list[ClaimedJob]:
-    """Claim up to ``limit`` due jobs of ``job_type`` in one statement."""
-    rows = conn.execute(
-        CLAIM,
-        {"job_type": job_type, "limit": limit, "worker_id": worker_id, "lease_seconds": lease_seconds},
-    )
-    return [ClaimedJob._make(row) for row in rows]
+def background_room(conn: sa.Connection, job_type: str, background_slots: int | None) -> int | None:
+    """How many more background jobs of the type may be claimed (None: any number).
+
+    With slots, claims of the type take turns until their transaction ends, so the count holds.
+    """
+    if background_slots is None:
+        return None
+    conn.execute(LOCK_BACKGROUND_SLOTS, {"job_type": job_type})
+    return max(0, background_slots - conn.execute(RUNNING_BACKGROUND, {"job_type": job_type}).scalar_one())
+
+
+def claim(
+    conn: sa.Connection,
+    job_type: str,
+    limit: int,
+    worker_id: str,
+    lease_seconds: int,
+    *,
+    background_slots: int | None = None,
+) -> list[ClaimedJob]:
+    """Claim up to ``limit`` due jobs of ``job_type`` in one statement, interactive ones first;
+    background ones only while fewer than ``background_slots`` are running (None: no limit)."""
+    params = {
+        "job_type": job_type,
+        "limit": limit,
+        "worker_id": worker_id,
+        "lease_seconds": lease_seconds,
+        "background_allowed": background_room(conn, job_type, background_slots) != 0,
+    }
+    return [ClaimedJob._make(row) for row in conn.execute(CLAIM, params)]
 
 
 @dataclass(frozen=True)
@@ -240,10 +277,21 @@ class BatchHead:
         return f"{self.job_id}:{self.retry_count}:{self.next_attempt_at.timestamp():.6f}"
 
 
-def batch_heads(conn: sa.Connection, job_type: str, batch_size: int, runs: int) -> list[BatchHead]:
-    """Heads of the next ``runs`` batches of due jobs."""
-    rows = conn.execute(BATCH_HEADS, {"job_type": job_type, "batch_size": batch_size, "runs": runs})
-    return [BatchHead(str(r.id), r.retry_count, r.next_attempt_at) for r in rows]
+def batch_heads(
+    conn: sa.Connection, job_type: str, batch_size: int, runs: int, *, background_slots: int | None = None
+) -> list[BatchHead]:
+    """Heads of the next ``runs`` batches of due jobs, as claims with ``background_slots`` take them:
+    no more batches headed by a background job than there are free slots."""
+    room = background_room(conn, job_type, background_slots)
+    params = {"job_type": job_type, "batch_size": batch_size, "runs": runs, "background_allowed": room != 0}
+    heads = []
+    for r in conn.execute(BATCH_HEADS, params):
+        if r.priority == "background" and room is not None:
+            if room == 0:
+                break
+            room -= 1
+        heads.append(BatchHead(str(r.id), r.retry_count, r.next_attempt_at))
+    return heads
 
 
 def count_due(conn: sa.Connection, job_type: str) -> int:

@@ -34,7 +34,33 @@ class Settings(BaseSettings):
         description="Register retrievals allowed per hour across all processes; 0 means the "
         "default for the register (60 live, 36000 sample).",
     )
-    discovery_max_results: int = Field(10, description="Results a search discovers at most.")
+    rate_limit_reserve: int = Field(
+        2,
+        description="Tokens of the register's bucket that background work leaves to people (at least 1), "
+        "so that a person's retrieval waits at most about one refill interval.",
+    )
+    rate_limit_background_patience: float = Field(
+        10.0,
+        description="Refill intervals after which a waiting background retrieval takes a token like a "
+        "person's: background work never starves.",
+    )
+    discovery_result_pages: int = Field(
+        1,
+        ge=1,
+        description="Result pages (up to 100 rows each, one retrieval each) a search reads unless the "
+        "search asks for more.",
+    )
+    search_opens: str = Field(
+        "",
+        pattern=r"^$|^none$|^(exact|any|first):[0-9]+$",
+        description="Which results a search opens itself (fetches their SI): exact:N, an exact-name "
+        "search that found at most N; any:N, any search that found at most N; first:N, the first N of "
+        "every search; none. Empty: exact:1 for the live portal, first:10 for the sample register.",
+    )
+    document_fresh_hours: float = Field(
+        24.0,
+        description="A register document retrieved less than this many hours ago is not retrieved again.",
+    )
     batch_sizes: dict[str, int] = Field(
         default_factory=dict,
         description='Per job type batch sizes, JSON such as {"xml_parsing": 500}; written to '
@@ -98,6 +124,15 @@ class Settings(BaseSettings):
         if self.register_kind == "live":
             return LIVE_REGISTER_URL
         return f"http://127.0.0.1:{self.sample_register_port}"
+
+    @property
+    def effective_search_opens(self) -> tuple[str, int]:
+        """(rule, N) of ``search_opens``, with the register's default when it is empty."""
+        value = self.search_opens or ("exact:1" if self.register_kind == "live" else "first:10")
+        if value == "none":
+            return "first", 0
+        rule, count = value.split(":")
+        return rule, int(count)
 
     @property
     def effective_rate_limit_per_hour(self) -> int:

@@ -37,6 +37,11 @@ class Stage(ABC):
     # Jobs processed and reported per transaction: large for cheap CPU work, 1 for slow I/O.
     chunk_size: ClassVar[int] = 1
 
+    def prefetch(self, engine: Engine, jobs: list[ClaimedJob]) -> None:  # noqa: B027 - optional, most stages fetch nothing
+        """Work done before the chunk's transaction opens: register retrievals, whose rate-limit
+        waits must hold no transaction (see RetrievingStage). Errors belong to each job's outcome
+        in ``process_chunk``."""
+
     @abstractmethod
     def process_chunk(self, conn: sa.Connection, jobs: list[ClaimedJob]) -> dict[str, Outcome]:
         """Process ``jobs``; return each job's result dict or JobError, keyed by job id."""
@@ -56,6 +61,39 @@ def each_job(
             savepoint.rollback()
             outcomes[job.id] = classify_exception(exc)
     return outcomes
+
+
+class RetrievingStage(Stage):
+    """A stage whose jobs retrieve (from the register) before they write: ``fetch`` runs per job
+    before the chunk's transaction opens, so that waiting for the shared rate limit or a slow
+    portal holds no transaction; ``record`` then writes what was fetched, in the transaction."""
+
+    def __init__(self) -> None:
+        self._fetched: dict[str, Any] = {}
+
+    @abstractmethod
+    def fetch(self, engine: Engine, job: ClaimedJob) -> Any:
+        """The job's retrievals; may read the database in short transactions of its own."""
+
+    @abstractmethod
+    def record(self, conn: sa.Connection, job: ClaimedJob, fetched: Any) -> dict[str, Any]:
+        """Write what ``fetch`` returned; returns the job's result."""
+
+    def prefetch(self, engine: Engine, jobs: list[ClaimedJob]) -> None:
+        for job in jobs:
+            try:
+                self._fetched[job.id] = self.fetch(engine, job)
+            except Exception as exc:  # every error becomes the job's outcome
+                self._fetched[job.id] = classify_exception(exc)
+
+    def process_chunk(self, conn: sa.Connection, jobs: list[ClaimedJob]) -> dict[str, Outcome]:
+        return each_job(conn, jobs, lambda job: self._record(conn, job))
+
+    def _record(self, conn: sa.Connection, job: ClaimedJob) -> dict[str, Any]:
+        fetched = self._fetched.pop(job.id)
+        if isinstance(fetched, JobError):
+            raise fetched
+        return self.record(conn, job, fetched)
 
 
 def classify_exception(exc: BaseException) -> JobError:
@@ -194,6 +232,7 @@ def run_batch(
             limit or job_type.batch_size,
             worker_id,
             lease_seconds or job_type.lease_seconds,
+            background_slots=job_type.background_slots,
         )
     report = BatchReport(job_type=stage.job_type, worker_id=worker_id, claimed=len(jobs))
     if not jobs:
@@ -214,6 +253,7 @@ def run_batch(
 
 
 def report_chunk(engine: Engine, stage: Stage, worker_id: str, chunk: list[ClaimedJob], report: BatchReport) -> None:
+    stage.prefetch(engine, chunk)
     with engine.begin() as conn:
         outcomes = stage.process_chunk(conn, chunk)
         reported = queue.complete(

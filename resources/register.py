@@ -8,6 +8,7 @@ from dagster import ConfigurableResource
 from pydantic import Field
 
 from orchestration.register import RegisterClient, make_register_client
+from orchestration.register.ratelimit import Priority
 from orchestration.settings import Settings, get_settings
 from resources.database import DatabaseResource
 
@@ -37,6 +38,9 @@ class RegisterResource(ConfigurableResource):
     def kind(self) -> str:
         return self.settings().register_kind
 
-    def get_client(self) -> RegisterClient:
-        """A new client with its own portal session; close it (or use it in ``with``) when done."""
-        return make_register_client(self.settings(), self.database.get_engine(), timeout_s=self.timeout_s)
+    def get_client(self, priority: Priority = "interactive") -> RegisterClient:
+        """A new client with its own portal session, whose retrievals wait as ``priority``; close it
+        (or use it in ``with``) when done."""
+        return make_register_client(
+            self.settings(), self.database.get_engine(), timeout_s=self.timeout_s, priority=priority
+        )

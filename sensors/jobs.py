@@ -43,8 +43,10 @@ def build_job_sensor(
         if room <= 0:
             return dg.SkipReason(f"{in_flight} {job.name} runs in flight (limit {max_in_flight}); waiting for them")
         with database.get_engine().connect() as conn:
-            batch_size = queue.job_types(conn)[job_type].batch_size
-            heads = queue.batch_heads(conn, job_type, batch_size, room)
+            settings = queue.job_types(conn)[job_type]
+            heads = queue.batch_heads(
+                conn, job_type, settings.batch_size, room, background_slots=settings.background_slots
+            )
         if not heads:
             return dg.SkipReason(f"no due {job_type} jobs")
         run_keys = [f"{job_type}:{head.key}" for head in heads]

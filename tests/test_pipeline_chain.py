@@ -74,8 +74,15 @@ def test_search_to_shareholders_run_by_run(engine, sample_register):
     assert len(frame) == rows and set(frame["entity_id"]) == {str(entity_id)}
 
     # Every stage ran in its own run, and each job's history names that run.
+    # The discovery run worked the search and then the job that fetched its one result's SI (the
+    # sample register's rule: a search opens its first results).
     run_ids = {r.run_id for r in (discovery, parsing, download, shareholders)}
-    for job_type in ("basic_discovery", "xml_parsing", "shareholder_download", "shareholder_parsing"):
-        (job,) = job_rows(engine, job_type)
+    search_job, open_job = job_rows(engine, "basic_discovery")
+    assert (search_job.search_id is not None, str(open_job.entity_id)) == (True, str(entity_id))
+    jobs = [search_job, open_job] + [
+        job for t in ("xml_parsing", "shareholder_download", "shareholder_parsing") for job in job_rows(engine, t)
+    ]
+    assert len(jobs) == 5
+    for job in jobs:
         assert job.status == "completed"
         assert {h.dagster_run_id for h in history_rows(engine, job.id) if h.status == "completed"} <= run_ids

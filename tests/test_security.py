@@ -62,6 +62,8 @@ def test_each_role_may_execute_only_the_functions_it_calls(engine):
     assert executable == {
         ("archive_completed_jobs", "worker"),  # moves old completed jobs; the worker may not delete jobs
         ("job_work_key", "worker"),  # computes the work_key column of the jobs a worker inserts
+        ("open_entity", "app"),  # a person opens an entity: its register data, as an interactive job
+        ("open_entity", "worker"),  # a search opens its few results
         ("request_shareholder_research", "app"),
         ("request_shareholder_research", "worker"),
         ("take_rate_limit_token", "worker"),
@@ -105,7 +107,7 @@ def test_the_app_cannot_create_or_see_searches_of_another_user_or_without_a_user
     "INSERT INTO processing.processing_jobs (type, entity_id) SELECT 'xml_parsing', id FROM content.entities",
     "UPDATE content.entities SET name = 'Renamed'",
     "INSERT INTO content.entities (court_code, register_type, register_number, name) VALUES ('X', 'HRB', '1', 'n')",
-    "SELECT processing.take_rate_limit_token('register', 60, 1)",
+    "SELECT processing.take_rate_limit_token('register', 60, 1, 'interactive', 1, 600)",
 ])
 def test_the_app_is_refused_everything_else(engine, statement):
     user_id = str(uuid.uuid4())
@@ -178,7 +180,8 @@ def test_the_worker_writes_content(engine):
             INSERT INTO content.entity_revisions (entity_id, source_record_key, content_hash, record, parser_version)
             VALUES (:id, 'D2601V-HRB-1000', 'abc', '{}', '1')
         """), {"id": entity_id})
-        assert worker.execute(sa.text("SELECT processing.take_rate_limit_token('register', 60, 1)")).scalar_one() == 0
+        token = "SELECT processing.take_rate_limit_token('register', 60, 1, 'interactive', 1, 600)"
+        assert worker.execute(sa.text(token)).scalar_one() == 0
     with engine.begin() as owner:
         assert [job.type for job in jobs(owner, entity_id=entity_id, type="xml_parsing")] == ["xml_parsing"]
 

@@ -58,7 +58,7 @@ def execute_database_action(
             )
         else:
             conn.execute(
-                sa.text("SELECT processing.request_shareholder_research(:entity_id, :requested_by)"),
+                sa.text("SELECT processing.request_shareholder_research(:entity_id, :requested_by, 'background')"),
                 {"entity_id": event["entity_id"], "requested_by": rule.created_by},
             )
     elif action_type == "notification":

@@ -15,7 +15,7 @@ from orchestration.register.models import (
     SearchMode,
 )
 from orchestration.register.portal import PortalClient
-from orchestration.register.ratelimit import SharedRateLimiter
+from orchestration.register.ratelimit import Priority, SharedRateLimiter
 from orchestration.settings import Settings
 
 __all__ = [
@@ -33,10 +33,20 @@ __all__ = [
 ]
 
 
-def make_register_client(settings: Settings, engine: Engine, *, timeout_s: float = 30.0) -> RegisterClient:
-    """The client of the configured register, rate-limited by the bucket all processes share."""
+def make_register_client(
+    settings: Settings, engine: Engine, *, timeout_s: float = 30.0, priority: Priority = "interactive"
+) -> RegisterClient:
+    """The client of the configured register, rate-limited by the bucket all processes share;
+    its retrievals wait as ``priority`` (a person's work, or background work)."""
     base_url = settings.register_base_url
-    limiter = SharedRateLimiter(engine, f"register {base_url}", settings.effective_rate_limit_per_hour)
+    limiter = SharedRateLimiter(
+        engine,
+        f"register {base_url}",
+        settings.effective_rate_limit_per_hour,
+        reserve=settings.rate_limit_reserve,
+        patience_refills=settings.rate_limit_background_patience,
+        priority=priority,
+    )
     return PortalClient(
         base_url,
         rate_limiter=limiter,

@@ -30,6 +30,9 @@ class RegisterClient(ABC):
     search without hits returns an empty list.
     """
 
+    # How many rows the register reported for the last search, on all its pages together.
+    total_results: int = 0
+
     @abstractmethod
     def search(
         self,
@@ -41,8 +44,10 @@ class RegisterClient(ABC):
         register_number: str | None = None,
         include_deleted: bool = False,
         max_results: int = 10,
+        max_pages: int = 1,
     ) -> list[ResultRow]:
-        """Result rows of the advanced search; ``court`` is a court code or name."""
+        """Result rows of the advanced search, up to ``max_results`` on at most ``max_pages``
+        result pages (one retrieval each); ``court`` is a court code or name."""
 
     @abstractmethod
     def download(self, row: ResultRow, kind: str) -> Download:

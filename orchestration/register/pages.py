@@ -306,6 +306,39 @@ def parse_results(doc: html.HtmlElement, court_codes: dict[str, str] | None = No
     return [_parse_result_row(tr, codes) for tr in body.xpath("./tr[@data-ri]")]
 
 
+_ROW_COUNT = r"PrimeFaces\.cw\(\s*\"DataTable\"\s*,[^{]*\{\s*id\s*:\s*\"%s\"[^;]*?\browCount\s*:\s*(\d+)"
+
+
+@dataclass
+class ResultTable:
+    """What paging the result table needs: its component id, page size and row count."""
+
+    table_id: str
+    rows_per_page: int
+    row_count: int
+
+
+def parse_result_table(doc: html.HtmlElement) -> ResultTable:
+    """The result table's DataTable widget: its paginator's ``rows`` and ``rowCount``."""
+    body = _result_table_body(doc)
+    components = body.xpath('ancestor::div[contains(concat(" ", normalize-space(@class), " "), " ui-datatable ")][@id][1]')
+    table = _one(components, "result table component")
+    table_id = table.get("id")
+    scripts = "\n".join(doc.xpath("//script/text()"))
+    count = re.search(_ROW_COUNT % re.escape(table_id), scripts)
+    rows = re.search(r"PrimeFaces\.cw\(\s*\"DataTable\"[^;]*?paginator\s*:\s*\{[^}]*?\brows\s*:\s*(\d+)", scripts)
+    shown = len(body.xpath("./tr[@data-ri]"))
+    # Without a paginator the table holds every row on one page.
+    return ResultTable(table_id, int(rows.group(1)) if rows else shown, int(count.group(1)) if count else shown)
+
+
+def parse_result_rows(rows_markup: str, court_codes: dict[str, str] | None = None) -> list[ResultEntry]:
+    """Rows of a further result page: the ``<tr>`` elements a DataTable page request returns."""
+    body = f'<tbody class="ui-datatable-data">{rows_markup}</tbody>'
+    doc = html.document_fromstring(f"<html><body><table>{body}</table></body></html>")
+    return parse_results(doc, court_codes)
+
+
 # ----------------------------------------------------------------------------- DK tree
 
 

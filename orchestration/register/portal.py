@@ -4,13 +4,17 @@ start page → navigation form ("advanced search") → search form `schlagwoerte
 document links posted with their ids (AD, CD, HD, SI: a download; UT, VÖ: a page; DK: a redirect
 to the document view, whose tree is expanded (``_expandNode`` with the ``expand`` event) and
 selected (the tree's ``select`` behaviour, updating the ids it names) through PrimeFaces partial
-AJAX requests, then the page's Download button with the format radio). Register announcements:
+AJAX requests, then the page's Download button with the format radio). Further result pages are
+PrimeFaces DataTable page requests (AJAX) on the result table. Register announcements:
 navigation → ``bekanntMachungenForm`` → a list by day → the ``remoteBekanntmachung`` command,
 answered with a redirect to the announcement's page.
 
 The live portal and the sample register are driven by this same code; only the base URL differs.
-Each HTTP request takes a token of the shared rate limit first. The client keeps one portal
-session (cookies and the current views) and is not thread-safe.
+Each retrieval takes a token of the shared rate limit first: every request that returns register
+content (a result page, a document, a view of the document tree). The start page and the
+navigation to the search form carry no register data and take none, so a search of one result
+page costs one retrieval. The client keeps one portal session (cookies and the current views)
+and is not thread-safe.
 """
 
 from __future__ import annotations
@@ -119,16 +123,23 @@ class PortalClient(RegisterClient):
     # ------------------------------------------------------------------------- HTTP
 
     def _request(
-        self, method: str, url: str, what: str, *, data: list[tuple[str, str]] | None = None, headers: dict | None = None
+        self,
+        method: str,
+        url: str,
+        what: str,
+        *,
+        data: list[tuple[str, str]] | None = None,
+        headers: dict | None = None,
+        retrieval: bool = True,
     ) -> httpx.Response:
-        """One retrieval per HTTP request: a token of the shared rate limit, then the request;
-        redirects are followed as further retrievals (GET, as browsers do after a POST). Form
-        fields are sent in page order, repeated names included, as a browser does."""
+        """One request; a retrieval takes a token of the shared rate limit first, for each HTTP
+        request, redirects followed included (GET, as browsers do after a POST). Form fields are
+        sent in page order, repeated names included, as a browser does."""
         content = urlencode(data) if data is not None else None
         if content is not None:
             headers = headers or _FORM_HEADERS
         for _ in range(_MAX_REDIRECTS + 1):
-            if self.rate_limiter is not None:
+            if self.rate_limiter is not None and retrieval:
                 self.rate_limiter.acquire(what)
             log.debug("%s %s (%s)", method, url, what)
             try:
@@ -168,8 +179,8 @@ class PortalClient(RegisterClient):
         except PageStructureError as exc:
             raise self._unexpected(content, what, exc) from exc
 
-    def _load_page(self, method: str, url: str, what: str, data=None) -> _Page:
-        response = self._request(method, url, what, data=data)
+    def _load_page(self, method: str, url: str, what: str, data=None, *, retrieval: bool = True) -> _Page:
+        response = self._request(method, url, what, data=data, retrieval=retrieval)
         page = _Page(str(response.url), response.content, self._read(response.content, what, lambda doc: doc))
         self._page = page
         return page
@@ -205,19 +216,20 @@ class PortalClient(RegisterClient):
 
     # ------------------------------------------------------------------------- search
 
-    def _navigate(self, link_component: str, what: str) -> _Page:
+    def _navigate(self, link_component: str, what: str, *, retrieval: bool = True) -> _Page:
         """Follow a link of the navigation menu, from the current page or a new session's start page."""
         if self._page is None or not _offers_navigation(self._page):
             # No page yet, or one without navigation (an error page, say): start a new session.
             self._http.cookies.clear()
-            self._load_page("GET", self.base_url + "/", "open the start page")
+            self._load_page("GET", self.base_url + "/", "open the start page", retrieval=False)
         start = self._page
         form, params = self._read(start.content, what, lambda doc: pages.navigation_to(doc, link_component, start.url))
-        return self._load_page("POST", form.action, what, data=form.payload(params))
+        return self._load_page("POST", form.action, what, data=form.payload(params), retrieval=retrieval)
 
     def _open_search_form(self) -> pages.SearchForm:
         what = "open the advanced search"
-        page = self._navigate("erweiterteSucheLink", what)
+        # The search form carries no register data: not a retrieval.
+        page = self._navigate("erweiterteSucheLink", what, retrieval=False)
         return self._read(page.content, what, lambda doc: pages.parse_search_form(doc, page.url))
 
     def search(
@@ -230,6 +242,7 @@ class PortalClient(RegisterClient):
         register_number: str | None = None,
         include_deleted: bool = False,
         max_results: int = 10,
+        max_pages: int = 1,
     ) -> list[ResultRow]:
         mode = SearchMode(mode)
         self._forget_stale_session()
@@ -258,9 +271,44 @@ class PortalClient(RegisterClient):
             if self._results
             else None
         )
+        table = self._read(page.content, what, pages.parse_result_table) if self._results else None
+        self.total_results = table.row_count if table else 0
+        for _ in range(max_pages - 1):
+            if table is None or len(self._results) >= min(max_results, table.row_count):
+                break
+            self._next_result_page(table, form.court_codes, what)
         rows = [entry.row for entry in self._results[:max_results]]
-        log.info("search %r (%s): %d rows", query, mode.value, len(rows))
+        log.info("search %r (%s): %d of %d rows", query, mode.value, len(rows), self.total_results)
         return rows
+
+    def _next_result_page(self, table: pages.ResultTable, court_codes: dict[str, str], what: str) -> None:
+        """The next page of the result table, as PrimeFaces' DataTable paginator requests it."""
+        form = self._results_form
+        first = len(self._results)
+        payload = form.payload(
+            {
+                "javax.faces.partial.ajax": "true",
+                "javax.faces.source": table.table_id,
+                "javax.faces.partial.execute": table.table_id,
+                "javax.faces.partial.render": table.table_id,
+                f"{table.table_id}_pagination": "true",
+                f"{table.table_id}_first": str(first),
+                f"{table.table_id}_rows": str(table.rows_per_page),
+                f"{table.table_id}_skipChildren": "true",
+                f"{table.table_id}_encodeFeature": "true",
+            }
+        )
+        what = f"{what}, rows from {first + 1}"
+        response = self._partial(form.action, payload, what, lambda r: r)
+        try:
+            entries = pages.parse_result_rows(response.updates.get(table.table_id, ""), court_codes)
+        except PageStructureError as exc:
+            raise self._unexpected(response.updates.get(table.table_id, "").encode(), what, exc) from exc
+        if response.view_state:
+            self._results_form = form.with_view_state(response.view_state)
+        self._results.extend(entries)
+        if not entries:
+            table.row_count = first  # the portal has no more rows than it served
 
     def _entry_for(self, row: ResultRow) -> pages.ResultEntry:
         """The row in this session's result table, searching for it by register number if need be."""

@@ -1,41 +1,80 @@
-"""basic_discovery: search the register, record what it finds, and download their SI documents.
+"""basic_discovery: a search lists what the register finds; an opened entity gets its SI document.
 
-A search job records every result row as an entity and downloads its SI document; an entity job
-(a user asked for fresh data) finds that one entity again and downloads its SI document. A stored
-document makes the entity xml_ready, and the database queues its xml_parsing job.
+The portal's budget (60 retrievals an hour for the whole system) is spent where a person waits:
+
+- A **search job** reads its result pages (one retrieval each, up to 100 rows a page) and records
+  every row as an entity in ``discovered``, with what the row carries (name, seat, status, the
+  documents it offers, earlier names). It completes as soon as the rows are recorded, with its
+  ``result_count``. It downloads nothing else: when its rule says so (``HREG_SEARCH_OPENS``:
+  an exact-name search with one result, live; the first ten results, sample register), it opens
+  those results, each becoming an entity job of the search's priority.
+- An **entity job** (a person opened the entity, seed 000's ``discovered`` ->
+  ``basic_discovery_running``, or a monitoring rule asked for a re-check) finds the entity's row
+  again and downloads its SI document: two retrievals. A document retrieved within the freshness
+  window is not retrieved again. A stored document makes the entity ``xml_ready``, and the
+  database queues its ``xml_parsing`` job.
+
+Every retrieval happens in ``fetch``, before the job's transaction opens, with the job's priority
+(interactive or background) at the shared rate limit; the transaction only writes (``record``).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Engine
 
 from orchestration.documents import DocumentStore
 from orchestration.failures import FailureClass, JobError
 from orchestration.queue import ClaimedJob
 from orchestration.register.client import RegisterClient
 from orchestration.register.models import ResultRow, SearchMode
-from orchestration.stages.entities import find_entity_row, load_entity_key
-from orchestration.worker import Outcome, Stage, each_job
+from orchestration.register.ratelimit import Priority
+from orchestration.stages.entities import EntityKey, find_entity_row, load_entity_key
+from orchestration.worker import RetrievingStage
+
+# Rows of one result page, the most the portal shows at once.
+ROWS_PER_PAGE = 100
 
 UPSERT_ENTITY = sa.text("""
     INSERT INTO content.entities
         (court_code, court_name, register_type, register_number, register_suffix, name, seat,
-         register_status, discovered_by_search_id)
+         register_status, documents_offered, earlier_names, discovered_by_search_id)
     VALUES (:court_code, :court_name, :register_type, :register_number, :register_suffix, :name, :seat,
-            :register_status, :search_id)
+            :register_status, :documents_offered, CAST(:earlier_names AS jsonb), :search_id)
     ON CONFLICT ON CONSTRAINT entities_register_key DO UPDATE
        SET name = EXCLUDED.name, seat = EXCLUDED.seat, register_status = EXCLUDED.register_status,
+           documents_offered = EXCLUDED.documents_offered, earlier_names = EXCLUDED.earlier_names,
            updated_at = now()
-    RETURNING id,
-              (SELECT d.retrieved_at FROM content.raw_documents d
-                WHERE d.id = content.entities.current_si_document_id) AS si_retrieved_at
+    RETURNING id
+""")
+
+# What one search found, in the register's order, so that `hreg search show` lists it as found.
+RECORD_SEARCH_RESULTS = sa.text("""
+    INSERT INTO public.search_results (search_id, position, entity_id)
+    SELECT :search_id, r.position, r.entity_id
+      FROM unnest(CAST(:entity_ids AS uuid[])) WITH ORDINALITY AS r(entity_id, position)
+    ON CONFLICT (search_id, position) DO UPDATE SET entity_id = EXCLUDED.entity_id
+""")
+
+OPEN_ENTITY = sa.text("""
+    SELECT processing.open_entity(CAST(:entity_id AS uuid), CAST(:priority AS processing.job_priority),
+                                  CAST(:requested_by AS uuid), :reason)
+""")
+
+CURRENT_SI = sa.text("""
+    SELECT d.id, d.retrieved_at > now() - make_interval(secs => :fresh_s) AS fresh
+      FROM content.entities e JOIN content.raw_documents d ON d.id = e.current_si_document_id
+     WHERE e.id = :entity_id
 """)
 
 # A new document makes the entity xml_ready (the trigger queues the parse); the same bytes again
-# are not new work, except for an entity a user explicitly sent back to discovery.
+# are not new work, except for an entity a person sent to discovery, who waits for its record.
 ATTACH_SI = sa.text("""
     UPDATE content.entities
        SET current_si_document_id = :document_id, processing_status = 'xml_ready', updated_at = now()
@@ -43,93 +82,171 @@ ATTACH_SI = sa.text("""
        AND (current_si_document_id IS DISTINCT FROM :document_id OR processing_status = 'basic_discovery_running')
 """)
 
+UPDATE_FROM_ROW = sa.text("""
+    UPDATE content.entities
+       SET name = :name, seat = :seat, register_status = :register_status, documents_offered = :documents_offered,
+           earlier_names = CAST(:earlier_names AS jsonb), updated_at = now()
+     WHERE id = :entity_id
+""")
 
-class DiscoveryStage(Stage):
+
+@dataclass(frozen=True)
+class SearchFetch:
+    rows: list[ResultRow]
+    total: int
+    pages: int
+
+
+@dataclass(frozen=True)
+class EntityFetch:
+    entity: EntityKey
+    row: ResultRow | None = None  # None: the stored document is fresh, nothing was retrieved
+    content: bytes = b""
+    filename: str = ""
+    fresh_document_id: str | None = None
+
+
+class DiscoveryStage(RetrievingStage):
     job_type: ClassVar[str] = "basic_discovery"
     chunk_size: ClassVar[int] = 1
 
     def __init__(
         self,
-        client_factory: Callable[[], RegisterClient],
+        client_factory: Callable[[Priority], RegisterClient],
         documents: DocumentStore,
         *,
-        max_results: int,
-        si_refresh_after: timedelta = timedelta(hours=1),
+        result_pages: int = 1,
+        search_opens: tuple[str, int] = ("exact", 1),
+        fresh_for: timedelta = timedelta(hours=24),
     ) -> None:
+        super().__init__()
         self.client_factory = client_factory
         self.documents = documents
-        self.max_results = max_results
-        self.si_refresh_after = si_refresh_after
+        self.result_pages = result_pages
+        self.search_opens = search_opens
+        self.fresh_for = fresh_for
 
-    def process_chunk(self, conn: sa.Connection, jobs: list[ClaimedJob]) -> dict[str, Outcome]:
-        with self.client_factory() as client:
-            return each_job(conn, jobs, lambda job: self._discover(conn, client, job))
+    # ------------------------------------------------------------------ retrievals, no transaction
 
-    def _discover(self, conn: sa.Connection, client: RegisterClient, job: ClaimedJob) -> dict:
-        if job.search_id:
-            return self._discover_search(conn, client, job)
-        return self._rediscover_entity(conn, client, job)
+    def fetch(self, engine: Engine, job: ClaimedJob) -> SearchFetch | EntityFetch:
+        with self.client_factory(job.priority) as client:
+            return self._search(client, job) if job.search_id else self._fetch_entity(engine, client, job)
 
-    def _discover_search(self, conn: sa.Connection, client: RegisterClient, job: ClaimedJob) -> dict:
+    def _search(self, client: RegisterClient, job: ClaimedJob) -> SearchFetch:
         data = job.data
+        pages = max(1, int(data.get("result_pages") or self.result_pages))
         rows = client.search(
             data["query"],
             SearchMode(data.get("search_mode") or "all"),
             register_type=data.get("register_type"),
             court=data.get("court"),
             include_deleted=bool(data.get("include_deleted")),
-            max_results=self.max_results,
+            max_results=ROWS_PER_PAGE * pages,
+            max_pages=pages,
         )
-        entity_ids, downloaded = [], 0
-        for row in rows:
-            entity_id, si_retrieved_at = self._upsert_entity(conn, row, job.search_id)
-            entity_ids.append(entity_id)
-            fresh = si_retrieved_at is not None and si_retrieved_at > _now(conn) - self.si_refresh_after
-            if "SI" in row.documents and not fresh:
-                self._download_si(conn, client, row, entity_id)
-                downloaded += 1
-        return {"result_count": len(rows), "si_downloaded": downloaded, "entity_ids": entity_ids}
+        return SearchFetch(rows, max(client.total_results, len(rows)), pages)
 
-    def _rediscover_entity(self, conn: sa.Connection, client: RegisterClient, job: ClaimedJob) -> dict:
-        entity = load_entity_key(conn, job.entity_id)
+    def _fetch_entity(self, engine: Engine, client: RegisterClient, job: ClaimedJob) -> EntityFetch:
+        with engine.connect() as conn:
+            entity = load_entity_key(conn, job.entity_id)
+            current = conn.execute(
+                CURRENT_SI, {"entity_id": job.entity_id, "fresh_s": self.fresh_for.total_seconds()}
+            ).first()
+        if current is not None and current.fresh:
+            return EntityFetch(entity, fresh_document_id=str(current.id))
         row = find_entity_row(client, entity)
-        self._download_si(conn, client, row, job.entity_id)
-        return {"result_count": 1, "si_downloaded": 1, "entity_ids": [job.entity_id]}
+        if "SI" not in row.documents:
+            raise JobError(
+                FailureClass.INVALID_FILE,
+                f"{row.court} {row.register_designation} offers no SI document",
+                source="register",
+                code="no_document",
+            )
+        content, filename = client.download_si(row)
+        return EntityFetch(entity, row, content, filename)
 
-    def _upsert_entity(self, conn: sa.Connection, row: ResultRow, search_id: str | None) -> tuple[str, object]:
-        court_code = row.court_code
-        if court_code is None:
+    # ------------------------------------------------------------------ writes, one transaction
+
+    def record(self, conn: sa.Connection, job: ClaimedJob, fetched: SearchFetch | EntityFetch) -> dict:
+        if isinstance(fetched, SearchFetch):
+            return self._record_search(conn, job, fetched)
+        return self._record_entity(conn, job, fetched)
+
+    def _record_search(self, conn: sa.Connection, job: ClaimedJob, fetch: SearchFetch) -> dict:
+        entity_ids = [self._upsert_entity(conn, row, job.search_id) for row in fetch.rows]
+        conn.execute(RECORD_SEARCH_RESULTS, {"search_id": job.search_id, "entity_ids": entity_ids})
+        opened = [
+            entity_id
+            for entity_id in self._to_open(job, entity_ids)
+            if conn.execute(
+                OPEN_ENTITY,
+                {
+                    "entity_id": entity_id,
+                    "priority": job.priority,
+                    "requested_by": job.data.get("user_id"),
+                    "reason": "opened by its search",
+                },
+            ).scalar_one()
+        ]
+        return {
+            "result_count": len(entity_ids),
+            "total_results": fetch.total,
+            "result_pages": fetch.pages,
+            "opened": len(opened),
+            "entity_ids": entity_ids,
+        }
+
+    def _to_open(self, job: ClaimedJob, entity_ids: list[str]) -> list[str]:
+        """The results this search opens itself, by the rule of HREG_SEARCH_OPENS."""
+        rule, count = self.search_opens
+        if rule == "first":
+            return entity_ids[:count]
+        if len(entity_ids) > count or (rule == "exact" and job.data.get("search_mode") != SearchMode.EXACT.value):
+            return []
+        return entity_ids
+
+    def _record_entity(self, conn: sa.Connection, job: ClaimedJob, fetch: EntityFetch) -> dict:
+        if fetch.row is None:
+            conn.execute(ATTACH_SI, {"entity_id": job.entity_id, "document_id": fetch.fresh_document_id})
+            return {"result_count": 1, "si_downloaded": 0, "si_fresh": True}
+        conn.execute(UPDATE_FROM_ROW, {"entity_id": job.entity_id, **_row_columns(fetch.row)})
+        document_id = self.documents.store(
+            conn,
+            fetch.content,
+            kind="si",
+            media_type="application/xml",
+            filename=fetch.filename,
+            entity_id=job.entity_id,
+        )
+        conn.execute(ATTACH_SI, {"entity_id": job.entity_id, "document_id": document_id})
+        return {"result_count": 1, "si_downloaded": 1, "si_fresh": False}
+
+    def _upsert_entity(self, conn: sa.Connection, row: ResultRow, search_id: str | None) -> str:
+        if row.court_code is None:
             raise JobError(
                 FailureClass.PARSER_ERROR,
                 f"register court {row.court!r} of {row.register_designation} has no XJustiz court code "
                 "in the search form's court list",
                 source="discovery",
             )
-        result = conn.execute(
-            UPSERT_ENTITY,
-            {
-                "court_code": court_code,
-                "court_name": row.court,
-                "register_type": row.register_type,
-                "register_number": row.register_number,
-                "register_suffix": row.register_suffix or "",
-                "name": row.name,
-                "seat": row.seat,
-                "register_status": row.status,
-                "search_id": search_id,
-            },
-        ).one()
-        return str(result.id), result.si_retrieved_at
-
-    def _download_si(self, conn: sa.Connection, client: RegisterClient, row: ResultRow, entity_id: str) -> str:
-        content, filename = client.download_si(row)
-        document_id = self.documents.store(
-            conn, content, kind="si", media_type="application/xml", filename=filename, entity_id=entity_id
-        )
-        conn.execute(ATTACH_SI, {"entity_id": entity_id, "document_id": document_id})
-        return document_id
+        params = {
+            "court_code": row.court_code,
+            "court_name": row.court,
+            "register_type": row.register_type,
+            "register_number": row.register_number,
+            "register_suffix": row.register_suffix or "",
+            "search_id": search_id,
+            **_row_columns(row),
+        }
+        return str(conn.execute(UPSERT_ENTITY, params).scalar_one())
 
 
-def _now(conn: sa.Connection):
-    return conn.execute(sa.text("SELECT now()")).scalar_one()
-
+def _row_columns(row: ResultRow) -> dict:
+    """What a result row says about its entity, as the entity's columns."""
+    return {
+        "name": row.name,
+        "seat": row.seat,
+        "register_status": row.status,
+        "documents_offered": list(row.documents),
+        "earlier_names": json.dumps([name.model_dump() for name in row.earlier_names]),
+    }

@@ -12,14 +12,15 @@ from datetime import date
 from typing import ClassVar
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Engine
 
 from orchestration.documents import DocumentStore, is_zip, unpack_zip
 from orchestration.failures import FailureClass, JobError
 from orchestration.queue import ClaimedJob
 from orchestration.register.client import RegisterClient
 from orchestration.register.models import DocumentNode, Download, walk_nodes
-from orchestration.stages.entities import find_entity_row, load_entity_key
-from orchestration.worker import Outcome, Stage, each_job
+from orchestration.stages.entities import EntityKey, find_entity_row, load_entity_key
+from orchestration.worker import RetrievingStage
 
 _LIST_MEDIA_TYPES = ("application/pdf", "image/tiff")
 
@@ -56,20 +57,25 @@ def shareholder_list_file(download: Download, what: str) -> Download:
     return Download(content=file.content, media_type=file.media_type, filename=file.filename)
 
 
-class ShareholderDownloadStage(Stage):
+class ShareholderDownloadStage(RetrievingStage):
+    """The DK tree's retrievals happen before the job's transaction (``fetch``), with the job's
+    priority at the shared rate limit; the transaction stores the list (``record``)."""
+
     job_type: ClassVar[str] = "shareholder_download"
     chunk_size: ClassVar[int] = 1
 
-    def __init__(self, client_factory: Callable[[], RegisterClient], documents: DocumentStore) -> None:
+    def __init__(self, client_factory: Callable[[str], RegisterClient], documents: DocumentStore) -> None:
+        super().__init__()
         self.client_factory = client_factory
         self.documents = documents
 
-    def process_chunk(self, conn: sa.Connection, jobs: list[ClaimedJob]) -> dict[str, Outcome]:
-        with self.client_factory() as client:
-            return each_job(conn, jobs, lambda job: self._download(conn, client, job))
+    def fetch(self, engine: Engine, job: ClaimedJob) -> tuple[EntityKey, DocumentNode, Download]:
+        with engine.connect() as conn:
+            entity = load_entity_key(conn, job.entity_id)
+        with self.client_factory(job.priority) as client:
+            return (entity, *self._download(client, entity))
 
-    def _download(self, conn: sa.Connection, client: RegisterClient, job: ClaimedJob) -> dict:
-        entity = load_entity_key(conn, job.entity_id)
+    def _download(self, client: RegisterClient, entity: EntityKey) -> tuple[DocumentNode, Download]:
         row = find_entity_row(client, entity)
         node = newest_shareholder_list(client.list_documents(row, expand=leads_to_shareholder_lists))
         if node is None:
@@ -80,7 +86,10 @@ class ShareholderDownloadStage(Stage):
                 source="shareholder_download",
             )
         what = f"the shareholder list {node.label!r} of {entity.designation}"
-        download = shareholder_list_file(client.download_document(row, node), what)
+        return node, shareholder_list_file(client.download_document(row, node), what)
+
+    def record(self, conn: sa.Connection, job: ClaimedJob, fetched: tuple[EntityKey, DocumentNode, Download]) -> dict:
+        entity, node, download = fetched
         document_id = self.documents.store(
             conn, download.content, kind="shareholder_list", media_type=download.media_type,
             filename=download.filename, entity_id=entity.id,

@@ -24,7 +24,9 @@ CREATE TABLE public.searches (
                      CHECK (status IN ('pending', 'running', 'completed', 'failed')),
     result_count     integer,
     created_at       timestamptz NOT NULL DEFAULT now(),
-    updated_at       timestamptz NOT NULL DEFAULT now()
+    updated_at       timestamptz NOT NULL DEFAULT now(),
+    -- Result pages to read (up to 100 rows, one retrieval each); NULL: HREG_DISCOVERY_RESULT_PAGES.
+    result_pages     integer CHECK (result_pages BETWEEN 1 AND 100)
 );
 CREATE INDEX searches_user_id_idx ON public.searches (user_id, created_at DESC);
 
@@ -51,6 +53,10 @@ CREATE TABLE content.entities (
     updated_at                   timestamptz NOT NULL DEFAULT now(),
     -- Transaction that inserted the row: event streams read in this order (automation/sources.py).
     created_xid                  xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    -- What the register's result row says besides name, seat and status: the document kinds it
+    -- links to (AD, CD, DK, SI…) and earlier names ([{"name", "seat"}], newest first).
+    documents_offered            text[],
+    earlier_names                jsonb NOT NULL DEFAULT '[]'::jsonb,
     -- The empty suffix (not NULL) keeps the register key unique without NULLS NOT DISTINCT.
     CONSTRAINT entities_register_key UNIQUE (court_code, register_type, register_number, register_suffix)
 )
@@ -59,6 +65,15 @@ CREATE TABLE content.entities (
 WITH (fillfactor = 80);
 -- New companies are read in this order (the search_match source of the monitoring rules).
 CREATE INDEX entities_created_xid_idx ON content.entities (created_xid, id);
+
+-- public.search_results: every row a search found, in the register's order ----------------------
+CREATE TABLE public.search_results (
+    search_id  uuid NOT NULL REFERENCES public.searches (id) ON DELETE CASCADE,
+    position   integer NOT NULL CHECK (position > 0),
+    entity_id  uuid NOT NULL REFERENCES content.entities (id) ON DELETE CASCADE,
+    PRIMARY KEY (search_id, position)
+);
+CREATE INDEX search_results_entity_idx ON public.search_results (entity_id);
 
 -- content.raw_documents: content-addressed, one row per sha256 ----------------------------------
 CREATE TABLE content.raw_documents (
@@ -172,7 +187,11 @@ CREATE TABLE content.announcement_polls (
     PRIMARY KEY (court_code, day)
 );
 
--- processing.job_types: the one source of retry, lease and batch settings ----------------------
+-- processing.job_priority: interactive (a person waits) or background; in this order the claim
+-- and the register's rate limit serve them.
+CREATE TYPE processing.job_priority AS ENUM ('interactive', 'background');
+
+-- processing.job_types: the one source of retry, lease, batch and priority settings -------------
 CREATE TABLE processing.job_types (
     type              text PRIMARY KEY,
     stage             integer NOT NULL,
@@ -182,16 +201,22 @@ CREATE TABLE processing.job_types (
     lease_seconds     integer NOT NULL CHECK (lease_seconds > 0),
     batch_size        integer NOT NULL CHECK (batch_size > 0),
     current_version   text,
-    description       text NOT NULL
+    description       text NOT NULL,
+    -- What a new job of the type is, unless it says otherwise.
+    priority          processing.job_priority NOT NULL DEFAULT 'interactive',
+    -- Background jobs of the type that may hold a claim at once (NULL: any number): background
+    -- jobs waiting for the register's rate limit never hold every worker while a person waits.
+    background_slots  integer CHECK (background_slots > 0)
 );
 
 INSERT INTO processing.job_types
-    (type, stage, max_retries, backoff_base_s, backoff_cap_s, lease_seconds, batch_size, description)
+    (type, stage, max_retries, backoff_base_s, backoff_cap_s, lease_seconds, batch_size, description, background_slots)
 VALUES
-    ('basic_discovery',      1, 3, 10, 600, 300,   5, 'Search the register and download the SI documents of what it finds.'),
-    ('xml_parsing',          2, 3,  5, 300, 600, 5000, 'Parse a stored SI document into the canonical company record.'),
-    ('shareholder_download', 3, 3, 30, 900, 300,   5, 'Download the shareholder list from the DK tree.'),
-    ('shareholder_parsing',  4, 2, 10, 300, 600,  20, 'Extract shareholders from a stored shareholder list.');
+    -- Register retrievals are claimed one job at a time: a run waiting for a token holds no other job.
+    ('basic_discovery',      1, 3, 10, 600, 300,    1, 'Search the register and download the SI documents of what it finds.', 1),
+    ('xml_parsing',          2, 3,  5, 300, 600, 5000, 'Parse a stored SI document into the canonical company record.', NULL),
+    ('shareholder_download', 3, 3, 30, 900, 300,    1, 'Download the shareholder list from the DK tree.', 1),
+    ('shareholder_parsing',  4, 2, 10, 300, 600,   20, 'Extract shareholders from a stored shareholder list.', NULL);
 
 -- processing.failure_classes: seeds/002's classes; the retry trigger and the workers read them --
 CREATE TABLE processing.failure_classes (
@@ -244,11 +269,13 @@ CREATE TABLE processing.processing_jobs (
     CONSTRAINT processing_jobs_manual_has_requester
         CHECK (trigger <> 'manual' OR (requested_by IS NOT NULL AND nullif(btrim(reason), '') IS NOT NULL)),
     CONSTRAINT processing_jobs_failure_class_only_when_failed
-        CHECK (failure_class IS NULL OR status = 'failed')
+        CHECK (failure_class IS NULL OR status = 'failed'),
+    -- Interactive first: the claim's order and the register's rate limit (fill_job_defaults sets it).
+    priority         processing.job_priority NOT NULL
 );
 
 -- The poll for due queued jobs reads only this small index, in claim order (id breaks ties).
-CREATE INDEX processing_jobs_due_idx ON processing.processing_jobs (type, next_attempt_at, id)
+CREATE INDEX processing_jobs_due_idx ON processing.processing_jobs (type, priority, next_attempt_at, id)
     WHERE status = 'queued';
 -- The lease reaper reads only running jobs.
 CREATE INDEX processing_jobs_lease_idx ON processing.processing_jobs (lease_until)
@@ -295,7 +322,8 @@ CREATE TABLE processing.job_archive (
     failure_class    text,
     created_at       timestamptz NOT NULL,
     updated_at       timestamptz NOT NULL,
-    work_key         text NOT NULL
+    work_key         text NOT NULL,
+    priority         processing.job_priority NOT NULL
 );
 -- The stage gate and the re-parse scope ask whether an entity's job of a type succeeded.
 CREATE INDEX job_archive_entity_idx ON processing.job_archive (entity_id, type);
@@ -333,7 +361,11 @@ CREATE TABLE processing.rate_limits (
     capacity        double precision NOT NULL CHECK (capacity > 0),
     refill_per_s    double precision NOT NULL CHECK (refill_per_s > 0),
     tokens          double precision NOT NULL,
-    refilled_at     timestamptz NOT NULL DEFAULT clock_timestamp()
+    refilled_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
+    -- When a background taker last had a token: after its patience, the next is owed one, and
+    -- people leave it the next token until background_owed_until.
+    background_taken_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    background_owed_until timestamptz
 );
 
 -- Roles and privileges. The owner (who runs the migrations) owns every object.
@@ -373,6 +405,8 @@ GRANT SELECT, INSERT, UPDATE ON content.entities, content.raw_documents, content
 GRANT SELECT, INSERT, UPDATE ON processing.processing_jobs TO hreg_worker;
 GRANT SELECT ON processing.job_types, processing.job_step_history TO hreg_worker;
 GRANT SELECT ON processing.job_archive TO hreg_worker;
+GRANT SELECT ON public.search_results TO hreg_app;
+GRANT SELECT, INSERT, UPDATE ON public.search_results TO hreg_worker;
 
 -- Row-level security. The owner is exempt (it does not FORCE), so triggers, which run as the
 -- owner, see every row.
@@ -382,6 +416,12 @@ CREATE POLICY searches_own_rows ON public.searches
     USING (user_id = nullif(current_setting('hreg.user_id', true), '')::uuid)
     WITH CHECK (user_id = nullif(current_setting('hreg.user_id', true), '')::uuid);
 CREATE POLICY searches_worker ON public.searches FOR ALL TO hreg_worker USING (true) WITH CHECK (true);
+
+-- The application sees the results of its own searches only (the policy on searches applies).
+ALTER TABLE public.search_results ENABLE ROW LEVEL SECURITY;
+CREATE POLICY search_results_own_searches ON public.search_results FOR SELECT TO hreg_app
+    USING (EXISTS (SELECT 1 FROM public.searches s WHERE s.id = search_id));
+CREATE POLICY search_results_worker ON public.search_results FOR ALL TO hreg_worker USING (true) WITH CHECK (true);
 
 ALTER TABLE content.entities ENABLE ROW LEVEL SECURITY;
 CREATE POLICY entities_read ON content.entities FOR SELECT TO hreg_app USING (true);

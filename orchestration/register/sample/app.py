@@ -89,6 +89,7 @@ class View:
     expanded: set[str] = field(default_factory=set)  # DK: the folders expanded so far
     selected: str | None = None  # DK: the row key selected in the bean
     found: list[Announcement] = field(default_factory=list)  # announcements: the results shown
+    results: list[Company] = field(default_factory=list)  # a search: every result, for its further pages
 
 
 @dataclass
@@ -201,6 +202,8 @@ class SampleRegister:
         if session is None or view is None:
             return HTMLResponse(html.expired_page())
         if form.get("javax.faces.partial.ajax") == "true":
+            if view.kind == "results" and form.get("javax.faces.source") == html.RESULTS_TABLE:
+                return self._result_page(session, view, form)
             if view.kind == "announcements":
                 return self._announcement_command(session, view, form)
             return await self._tree_request(session, token, view, form)
@@ -249,12 +252,34 @@ class SampleRegister:
         )
         per_page = int(form.get("form:ergebnisseProSeite_input", "10"))
         shown = found[:per_page]
-        view = View(kind="results")
+        view = View(kind="results", results=found)
         ids = session.new_view(view)
-        for row, company in enumerate(shown):
+        self._link_rows(view, ids, 0, shown)
+        return HTMLResponse(html.results_page(ids, session.cid, shown, len(found), per_page))
+
+    @staticmethod
+    def _link_rows(view: View, ids: html.PageIds, first: int, shown: list[Company]) -> None:
+        for row, company in enumerate(shown, start=first):
             for k, kind in enumerate(DOCUMENT_KINDS):
                 view.links[html.link_id(ids, row, k, kind)] = (company, kind)
-        return HTMLResponse(html.results_page(ids, session.cid, shown, len(found), per_page))
+
+    def _result_page(self, session: Session, view: View, form: FormData) -> Response:
+        """A further page of the result table, as PrimeFaces' DataTable pages: an AJAX request with
+        ``<table>_pagination``, ``_first`` and ``_rows``, answered with the page's rows as the
+        table's update."""
+        table = html.RESULTS_TABLE
+        try:
+            first, rows = int(str(form.get(f"{table}_first", ""))), int(str(form.get(f"{table}_rows", "")))
+        except ValueError:
+            return Response(html.partial_response({}), media_type="text/xml", status_code=400)
+        if form.get(f"{table}_pagination") != "true" or first < 0 or rows not in html.RESULTS_PER_PAGE:
+            return Response(html.partial_response({}), media_type="text/xml", status_code=400)
+        ids = html.PageIds(base=session.idt_base, view_state=str(form.get(html.VIEW_STATE)))
+        shown = view.results[first : first + rows]
+        self._link_rows(view, ids, first, shown)
+        state = {f"j_id1:{html.VIEW_STATE}:0": str(form.get(html.VIEW_STATE))}
+        updates = {table: html.result_rows(ids, first, shown), **state}
+        return Response(html.partial_response(updates), media_type="text/xml")
 
     async def _document_link(self, session: Session, company: Company, kind: str) -> Response:
         now = datetime.now()

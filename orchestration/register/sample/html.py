@@ -227,9 +227,14 @@ def _result_row(ids: PageIds, index: int, company: Company) -> str:
     )
 
 
+def result_rows(ids: PageIds, first: int, shown: list[Company]) -> str:
+    """The rows of one result page, numbered from ``first`` as the portal numbers them (data-ri)."""
+    return "".join(_result_row(ids, first + i, c) for i, c in enumerate(shown))
+
+
 def results_page(ids: PageIds, cid: int, shown: list[Company], total: int, per_page: int) -> str:
     if shown:
-        rows = "".join(_result_row(ids, i, c) for i, c in enumerate(shown))
+        rows = result_rows(ids, 0, shown)
         current = f"1-{len(shown)} of {total} records"
     else:
         rows = '<tr class="ui-widget-content ui-datatable-empty-message"><td colspan="9">No records found.</td></tr>'
@@ -247,7 +252,11 @@ def results_page(ids: PageIds, cid: int, shown: list[Company], total: int, per_p
         f'<span class="ui-paginator-current">{current}</span>'
         f'<select id="{RESULTS_TABLE}:j_id2" name="{RESULTS_TABLE}_rppDD" class="ui-paginator-rpp-options" autocomplete="off">{options}</select></div>'
         f'<div class="ui-datatable-tablewrapper"><table role="grid"><thead id="{RESULTS_TABLE}_head"><tr role="row">{headers}</tr></thead>'
-        f'<tbody id="{RESULTS_TABLE}_data" class="ui-datatable-data ui-widget-content">{rows}</tbody></table></div></div>\n'
+        f'<tbody id="{RESULTS_TABLE}_data" class="ui-datatable-data ui-widget-content">{rows}</tbody></table></div></div>'
+        # The DataTable widget as PrimeFaces writes it: its paginator knows the page size and row count.
+        f'<script id="{RESULTS_TABLE}_s" type="text/javascript">$(function(){{PrimeFaces.cw("DataTable","suchErgebnisTable",'
+        f"{{id:\"{RESULTS_TABLE}\",paginator:{{id:['{RESULTS_TABLE}_paginator_top'],rows:{per_page},rowCount:{total},page:0,"
+        "currentPageTemplate:'{startRecord}-{endRecord} of {totalRecords} records'}});});</script>\n"
     )
     action = f"/rp_web/sucheErgebnisse/welcome.xhtml?cid={cid}"
     return layout("Search Result", action, ids, _form("ergebnissForm", action, ids, table))

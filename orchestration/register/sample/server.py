@@ -13,15 +13,21 @@ import uvicorn
 
 from orchestration.register.sample.app import create_app
 from orchestration.register.sample.corpus import DEFAULT_GENERATED_COUNT, DEFAULT_SEED, load_corpus
+from orchestration.register.sample.retrievals import RetrievalLog
 
 log = logging.getLogger(__name__)
 
 
-def _config(port: int, host: str, samples_dir: Path | None, seed: int, generated: int) -> uvicorn.Config:
+def _config(
+    port: int, host: str, samples_dir: Path | None, seed: int, generated: int, *, log_retrievals: bool = False
+) -> uvicorn.Config:
     started = time.monotonic()
     corpus = load_corpus(samples_dir, seed=seed, generated=generated)
     log.info("sample register corpus: %d companies in %.2f s", len(corpus), time.monotonic() - started)
-    return uvicorn.Config(create_app(corpus), host=host, port=port, log_level="warning", access_log=False)
+    app = create_app(corpus)
+    return uvicorn.Config(
+        RetrievalLog(app) if log_retrievals else app, host=host, port=port, log_level="warning", access_log=False
+    )
 
 
 def serve(port: int, *, host: str = "127.0.0.1", samples_dir: Path | None = None, seed: int = DEFAULT_SEED,
@@ -39,6 +45,9 @@ class SampleRegisterThread:
         self._server = server
         self.register = server.config.app.state.register
         self.corpus = self.register.corpus
+        # What the register served, when the server was started to log it.
+        app = server.config.app
+        self.retrieval_log: RetrievalLog | None = app if isinstance(app, RetrievalLog) else None
         self._thread = threading.Thread(target=server.run, name="sample-register", daemon=True)
         self.url = ""
 
@@ -73,9 +82,11 @@ def start_sample_register_in_thread(
     seed: int = DEFAULT_SEED,
     generated: int = DEFAULT_GENERATED_COUNT,
     timeout_s: float = 30.0,
+    log_retrievals: bool = True,
 ) -> SampleRegisterThread:
-    """Start a sample register and return once it answers; port 0 picks a free port."""
-    server = uvicorn.Server(_config(port, host, samples_dir, seed, generated))
+    """Start a sample register and return once it answers; port 0 picks a free port. It logs
+    the retrievals it serves (``retrieval_log``) unless told not to."""
+    server = uvicorn.Server(_config(port, host, samples_dir, seed, generated, log_retrievals=log_retrievals))
     # The thread is not the main thread: leave signal handling to the process.
     server.install_signal_handlers = lambda: None
     return SampleRegisterThread(server).start(timeout_s)

@@ -4,7 +4,7 @@
 --   xml_parsing claimed                 -> entity xml_parsing
 --   xml_parsing completed               -> entity parsed
 --   shareholder_download completed      -> a shareholder_parsing job for the stored list, of the
---                                          same request (trigger, requested_by, reason)
+--                                          same request (trigger, requested_by, reason, priority)
 --   shareholder_parsing completed       -> shareholder research completed
 CREATE OR REPLACE FUNCTION processing.apply_job_progress() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
@@ -42,9 +42,9 @@ BEGIN
     -- The parse continues the download's request: a person's request stays theirs (trigger
     -- manual, requested_by, reason) through to the parse, which points back at the download.
     INSERT INTO processing.processing_jobs
-        (type, status, entity_id, raw_document_id, trigger, requested_by, reason, previous_job_id)
+        (type, status, entity_id, raw_document_id, trigger, requested_by, reason, previous_job_id, priority)
     SELECT 'shareholder_parsing', 'queued', n.entity_id, (n.result ->> 'raw_document_id')::uuid,
-           n.trigger, n.requested_by, n.reason, n.id
+           n.trigger, n.requested_by, n.reason, n.id, n.priority
       FROM new_rows n JOIN old_rows o ON o.id = n.id
      WHERE n.type = 'shareholder_download' AND n.status = 'completed' AND o.status <> 'completed'
     ON CONFLICT (work_key) WHERE status IN ('queued', 'running') DO NOTHING;

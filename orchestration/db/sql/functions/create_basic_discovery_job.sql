@@ -11,7 +11,8 @@ BEGIN
         'search_mode', NEW.mode,
         'register_type', NEW.register_type,
         'court', NEW.court,
-        'include_deleted', NEW.include_deleted));
+        'include_deleted', NEW.include_deleted,
+        'result_pages', NEW.result_pages));
     RETURN NULL;
 END
 $$;

@@ -9,8 +9,12 @@ BEGIN
        AND OLD.current_si_document_id IS NOT DISTINCT FROM NEW.current_si_document_id THEN
         RETURN NULL;
     END IF;
-    INSERT INTO processing.processing_jobs (type, status, entity_id, raw_document_id, trigger)
-    VALUES ('xml_parsing', 'queued', NEW.id, NEW.current_si_document_id, 'upload')
+    -- The parse of a document that a person's discovery job fetched is that person's work too.
+    INSERT INTO processing.processing_jobs (type, status, entity_id, raw_document_id, trigger, priority)
+    VALUES ('xml_parsing', 'queued', NEW.id, NEW.current_si_document_id, 'upload',
+            (SELECT d.priority FROM processing.processing_jobs d
+              WHERE d.entity_id = NEW.id AND d.type = 'basic_discovery' AND d.status = 'running'
+              ORDER BY d.priority LIMIT 1))
     ON CONFLICT (work_key) WHERE status IN ('queued', 'running') DO NOTHING;
     RETURN NULL;
 END

@@ -1,4 +1,5 @@
--- Fills a new job's max_retries and parser version from processing.job_types.
+-- Fills a new job's max_retries, parser version and priority from processing.job_types; a
+-- re-parse after a parser change is background work.
 CREATE OR REPLACE FUNCTION processing.fill_job_defaults() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, processing, pg_temp
@@ -9,6 +10,9 @@ BEGIN
     SELECT * INTO STRICT jt FROM processing.job_types WHERE type = NEW.type;
     NEW.max_retries := coalesce(NEW.max_retries, jt.max_retries);
     NEW.parser_version := coalesce(NEW.parser_version, jt.current_version);
+    NEW.priority := coalesce(NEW.priority,
+                             CASE WHEN NEW.trigger = 'parser_change' THEN 'background'::processing.job_priority END,
+                             jt.priority);
     RETURN NEW;
 END
 $$;
