@@ -149,3 +149,24 @@ def test_a_table_goes_on_over_a_page_without_repeating_its_heading():
 
     assert [h.name for h in read.shareholders] == ["Muster Holding GmbH", "Beispiel AG", "Dritte Verwaltungs GmbH"]
     assert read.total_nominal == Decimal("25000.00")
+
+
+def test_a_typed_list_headed_only_by_shareholder_and_shares():
+    columns = [40.0, 800.0]
+    page = Page(
+        number=1,
+        width=1400,
+        height=2000,
+        words=_words(200, list(zip(columns, ["Gesellschafter", "Geschäftsanteile"], strict=True)))
+        + _words(260, list(zip(columns, ["1. Muster Holding GmbH, Köln", "EUR 20.000,00"], strict=True)))
+        + _words(300, list(zip(columns, ["2. Beispiel AG, Bonn", "EUR 5.000,00"], strict=True)))
+        + _words(360, [(columns[0], "Stammkapital"), (columns[1], "EUR 25.000,00")]),
+    )
+
+    read = extract(read_tables([page]))
+
+    assert [(h.name, h.nominal_total) for h in read.shareholders] == [
+        ("Muster Holding GmbH", Decimal("20000.00")),
+        ("Beispiel AG", Decimal("5000.00")),
+    ]
+    assert read.total_nominal == Decimal("25000.00")

@@ -113,7 +113,7 @@ def roles(heading: str) -> set[Role]:
 
 
 # A line is a heading line when its phrases name at least two different kinds of column.
-_KINDS = (_HOLDER, _AMOUNT, _NUMBER, _PERCENT, _DETAIL)
+_KINDS = (_HOLDER, re.compile(f"{_AMOUNT.pattern}|geschaftsanteil"), _NUMBER, _PERCENT, _DETAIL)
 
 
 def heading_kinds(text: str) -> set[int]:
