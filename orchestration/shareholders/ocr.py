@@ -21,6 +21,10 @@ os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 LANGUAGE = "deu"
 # psm 6 reads the page as one block, so a table row stays one line instead of one block per column.
 TEXT_CONFIG = "--psm 6"
+# A number read once more on its own: one word (psm 8).
+WORD_CONFIG = "--psm 8"
+REREAD_BELOW = 60.0
+MAX_REREADS = 20  # per page, the least certain first: each costs a Tesseract run
 PAGE_TIMEOUT_S = 120
 # Tesseract reads best at about 300 dpi: the short side of an A4 page is 2480 pixels then.
 TARGET_SHORT_SIDE = 2480
@@ -95,6 +99,7 @@ def _read_upright(image: Image.Image, rotation: int, number: int) -> Page:
     for x0, y0, x1, y1 in _column_strips(rules, image.width, image.height):
         strip = _words(readable.crop((x0, y0, x1, y1)), offset=(x0, y0))
         words = [w for w in words if not (x0 <= (w.x0 + w.x1) / 2 < x1 and y0 <= w.center_y < y1)] + strip
+    words = _reread_uncertain(readable, words)
     return Page(
         number=number,
         width=image.width,
@@ -106,16 +111,39 @@ def _read_upright(image: Image.Image, rotation: int, number: int) -> Page:
     )
 
 
+def _reread_uncertain(image: Image.Image, words: list[Word]) -> list[Word]:
+    """Numbers Tesseract was unsure of, read once more each on its own (as one word, psm 8): read
+    alone, a number loses the neighbours that misled the page's reading. The better reading stays."""
+    uncertain = sorted(
+        (w for w in words if w.confidence < REREAD_BELOW and any(c.isdigit() for c in w.text)),
+        key=lambda w: w.confidence,
+    )[:MAX_REREADS]
+    better: dict[int, Word] = {}
+    for word in uncertain:
+        pad = word.height * 0.4
+        box = (
+            max(int(word.x0 - pad), 0),
+            max(int(word.y0 - pad), 0),
+            min(int(word.x1 + pad), image.width),
+            min(int(word.y1 + pad), image.height),
+        )
+        read = _words(image.crop(box), offset=(box[0], box[1]), config=WORD_CONFIG)
+        if read and min(w.confidence for w in read) > word.confidence:
+            text = " ".join(w.text for w in sorted(read, key=lambda w: w.x0))
+            better[id(word)] = Word(text, word.x0, word.y0, word.x1, word.y1, min(w.confidence for w in read))
+    return [better.get(id(word), word) for word in words]
+
+
 def _legibility(words: list[Word]) -> float:
     """The median confidence of words of three letters or more; 0 without any."""
     confidences = sorted(w.confidence for w in words if sum(c.isalpha() for c in w.text) >= 3)
     return confidences[len(confidences) // 2] if confidences else 0.0
 
 
-def _words(image: Image.Image, offset: tuple[float, float] = (0, 0)) -> list[Word]:
+def _words(image: Image.Image, offset: tuple[float, float] = (0, 0), config: str = TEXT_CONFIG) -> list[Word]:
     try:
         data = _tesseract(
-            pytesseract.image_to_data, image, lang=LANGUAGE, config=TEXT_CONFIG, output_type=pytesseract.Output.DICT
+            pytesseract.image_to_data, image, lang=LANGUAGE, config=config, output_type=pytesseract.Output.DICT
         )
     except pytesseract.TesseractError as error:
         raise JobError(
