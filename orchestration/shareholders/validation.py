@@ -31,10 +31,11 @@ def validate(extracted: ExtractedList, capital: Decimal | None = None) -> Valida
 
 def _amounts_confirmed(extracted: ExtractedList, capital: Decimal | None) -> Check:
     """The amounts read are confirmed by a figure read apart from them: the registered capital, the
-    list's sum line or stated percentages."""
+    list's sum line, or the percentages of several shareholders (a sole shareholder's 100 % says
+    nothing about the amount)."""
     name = "amounts_confirmed"
     stated = [h for h in extracted.shareholders if not h.percentage_derived and h.percentage is not None]
-    if capital is not None or stated or extracted.total_stated:
+    if capital is not None or len(stated) > 1 or extracted.total_stated:
         return _passed(name, "the nominal amounts are confirmed by the capital, the sum line or the percentages")
     return _failed(name, ["nothing but the amounts themselves confirms what was read"])
 
