@@ -31,7 +31,8 @@ def bench_database(name: str) -> URL:
     if os.environ.get("HREG_DATABASE_URL"):
         server = make_url(os.environ["HREG_DATABASE_URL"]).set(drivername="postgresql+psycopg2")
     else:
-        pgdata = Path(tempfile.gettempdir()) / f"hreg-bench-pg-{os.getuid()}"
+        # One server per benchmark process: stopping it at exit must not stop another benchmark's.
+        pgdata = Path(tempfile.gettempdir()) / f"hreg-bench-pg-{os.getpid()}"
         server = make_url(embedded.server_url(pgdata, "postgres"))
         # The server outlives its starter by design (the CLI's and Dagster's processes share it);
         # a benchmark's is its own, so it goes when the benchmark does.

@@ -18,16 +18,27 @@ import sqlalchemy as sa
 from orchestration.failures import FailureClass, JobError
 
 # Due jobs (the stage gate of seeds/003) are the view processing.due_jobs (db/sql/views/due_jobs.sql).
-# CLAIM and BATCH_HEADS take them in the same order, people first (interactive before background,
-# then by due time), so a batch head is the job a claim takes first. Background jobs are left out
-# while the type's background slots are taken (:background_allowed, see claim()).
+# CLAIM and BATCH_HEADS take them in the same order, people first: interactive jobs by due time,
+# then background ones by due time, so a batch head is the job a claim takes first. Background
+# jobs are left out while the type's background slots are taken (:background_allowed, see claim()).
+# Each priority is its own scan of processing_jobs_due_idx (type, priority, next_attempt_at, id),
+# so the index answers type, priority and due time together, and in claim order; one scan with
+# priority in the ORDER BY leaves the due time to a filter, and with statistics taken while nothing
+# was queued the planner then prefers another index and sorts (a backfill's claims went quadratic).
 CLAIM = sa.text("""
-    WITH due AS (
+    WITH people AS (
         SELECT j.id
           FROM processing.due_jobs j
-         WHERE j.type = :job_type AND (j.priority = 'interactive' OR :background_allowed)
-         ORDER BY j.priority, j.next_attempt_at, j.id
+         WHERE j.type = :job_type AND j.priority = 'interactive'
+         ORDER BY j.next_attempt_at, j.id
          LIMIT :limit
+           FOR UPDATE OF j SKIP LOCKED
+    ), background AS (
+        SELECT j.id
+          FROM processing.due_jobs j
+         WHERE j.type = :job_type AND j.priority = 'background' AND :background_allowed
+         ORDER BY j.next_attempt_at, j.id
+         LIMIT :limit - (SELECT count(*) FROM people)
            FOR UPDATE OF j SKIP LOCKED
     )
     UPDATE processing.processing_jobs j
@@ -37,7 +48,8 @@ CLAIM = sa.text("""
            completed_at = NULL,
            lease_until = now() + make_interval(secs => :lease_seconds),
            updated_at = now()
-     WHERE j.id = ANY (ARRAY(SELECT id FROM due))  -- by primary key, however large the table
+     -- By primary key, however large the table.
+     WHERE j.id = ANY (ARRAY(SELECT id FROM people UNION ALL SELECT id FROM background))
     -- Ids as text: workers pass them on as strings, so no uuid object is built per id.
     RETURNING j.id::text, j.type, j.search_id::text, j.entity_id::text, j.raw_document_id::text, j.parser_version,
               j.data, j.retry_count, j.max_retries, j.trigger, j.previous_job_id::text, j.lease_until,
@@ -50,11 +62,19 @@ COUNT_DUE = sa.text("SELECT count(*) FROM processing.due_jobs j WHERE j.type = :
 # idempotent run keys (the same head is the same batch, until a run claims it).
 BATCH_HEADS = sa.text("""
     SELECT id, retry_count, next_attempt_at, priority::text
-      FROM (SELECT j.id, j.retry_count, j.next_attempt_at, j.priority,
-                   row_number() OVER (ORDER BY j.priority, j.next_attempt_at, j.id) - 1 AS position
-              FROM processing.due_jobs j
-             WHERE j.type = :job_type AND (j.priority = 'interactive' OR :background_allowed)
-             ORDER BY j.priority, j.next_attempt_at, j.id
+      FROM (SELECT d.*, row_number() OVER (ORDER BY d.priority, d.next_attempt_at, d.id) - 1 AS position
+              FROM ((SELECT j.id, j.retry_count, j.next_attempt_at, j.priority
+                       FROM processing.due_jobs j
+                      WHERE j.type = :job_type AND j.priority = 'interactive'
+                      ORDER BY j.next_attempt_at, j.id
+                      LIMIT :batch_size * :runs)
+                    UNION ALL
+                    (SELECT j.id, j.retry_count, j.next_attempt_at, j.priority
+                       FROM processing.due_jobs j
+                      WHERE j.type = :job_type AND j.priority = 'background' AND :background_allowed
+                      ORDER BY j.next_attempt_at, j.id
+                      LIMIT :batch_size * :runs)) d
+             ORDER BY d.priority, d.next_attempt_at, d.id
              LIMIT :batch_size * :runs) due
      WHERE position % :batch_size = 0
      ORDER BY position

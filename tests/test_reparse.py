@@ -272,6 +272,6 @@ def test_claims_after_a_bulk_reparse_look_up_each_candidates_entity(engine):
     with engine.begin() as conn:
         enqueue_reparse(conn, ReparseScope(), parser_version=NEXT_VERSION)
         plan = "\n".join(conn.execute(sa.text("EXPLAIN " + queue.CLAIM.text), {
-            "job_type": "xml_parsing", "limit": 5000, "worker_id": "w", "lease_seconds": 60}).scalars())
+            "job_type": "xml_parsing", "limit": 5000, "worker_id": "w", "lease_seconds": 60, "background_allowed": True}).scalars())
     assert "processing_jobs_active_work_key" not in plan, plan
     assert "processing_jobs_entity_idx" in plan, plan

@@ -1,0 +1,69 @@
+"""People first in a real Dagster run: a run of basic_discovery_job serves a person's open before
+the background re-checks that were queued earlier, and the parse of the person's document is
+interactive too. Real PostgreSQL, the sample register over real HTTP."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+import sqlalchemy as sa
+
+from database_helpers import clear_process_caches
+from orchestration.definitions import build_definitions
+from orchestration.register.sample import start_sample_register_in_thread
+
+
+@pytest.fixture
+def sample_register(samples_dir, db_url, monkeypatch):
+    with start_sample_register_in_thread(samples_dir=samples_dir) as server:
+        monkeypatch.setenv("HREG_REGISTER", "sample")
+        monkeypatch.setenv("HREG_REGISTER_URL", server.url)
+        clear_process_caches()
+        yield server
+
+
+INSERT_ENTITY = sa.text("""
+    INSERT INTO content.entities (court_code, court_name, register_type, register_number, register_suffix, name)
+    VALUES (:court_code, :court_name, :register_type, :register_number, :register_suffix, :name)
+    RETURNING id
+""")
+
+
+def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(engine, sample_register):
+    companies = [c for c in sample_register.corpus.companies if c.seed is not None and not c.deleted][:4]
+    with engine.begin() as conn:
+        ids = [
+            str(conn.execute(INSERT_ENTITY, {
+                "court_code": c.court.code, "court_name": c.court.name, "register_type": c.register_type,
+                "register_number": c.register_number, "register_suffix": c.register_suffix or "", "name": c.name,
+            }).scalar_one())
+            for c in companies
+        ]  # fmt: skip
+        watched, opened = ids[:3], ids[3]
+        for entity_id in watched:  # a monitoring rule's re-checks, queued first
+            conn.execute(sa.text("SELECT automation.request_rediscovery(:e)"), {"e": entity_id})
+    with engine.begin() as conn:  # then a person opens a company, as the application does
+        conn.execute(
+            sa.text("UPDATE content.entities SET processing_status = 'basic_discovery_running' WHERE id = :e"),
+            {"e": opened},
+        )
+
+    defs = build_definitions()
+    with dg.instance_for_test() as instance:
+        result = defs.resolve_job_def("basic_discovery_job").execute_in_process(instance=instance, raise_on_error=False)
+        assert result.success
+
+    with engine.connect() as conn:
+        jobs = conn.execute(
+            sa.text("""
+            SELECT entity_id::text, priority::text, status, started_at FROM processing.processing_jobs
+             WHERE type = 'basic_discovery' ORDER BY started_at""")
+        ).all()
+        parses = dict(conn.execute(sa.text(
+            "SELECT entity_id::text, priority::text FROM processing.processing_jobs WHERE type = 'xml_parsing'"
+        )).all())  # fmt: skip
+    assert [j.status for j in jobs] == ["completed"] * 4
+    # The person's job was claimed first, one job at a time, though queued last.
+    assert (jobs[0].entity_id, jobs[0].priority) == (opened, "interactive")
+    assert {j.entity_id for j in jobs[1:]} == set(watched) and {j.priority for j in jobs[1:]} == {"background"}
+    assert parses == {opened: "interactive", **{e: "background" for e in watched}}
