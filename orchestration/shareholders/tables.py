@@ -355,6 +355,12 @@ def _body(
     for index in range(start, len(lines)):
         line = lines[index]
         if line.center > bottom:
+            # The sum line may stand just under the table's rules ("Stammkapital gesamt: …").
+            total = TableLine(
+                page=page.number, top=line.top, bottom=line.bottom, cells=_cells(line.words, columns, ruled)
+            )
+            if line.top - bottom < 3 * line.words[0].height and SUM_LINE.match(_leading_text(total, columns)):
+                return body, total, index + 1
             return body, None, index
         words = [w for w in line.words if not ruled or left - margin <= (w.x0 + w.x1) / 2 <= right + margin]
         words = [w for w in words if re.search(r"[\w%€&<]", w.text)]
