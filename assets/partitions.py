@@ -6,7 +6,7 @@ the Backfills page, and a parser change is one backfill over them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import dagster as dg
@@ -66,11 +66,12 @@ def reparse_courts(
     *,
     written: str,
     reparse: ReparseCourt = reparse_court,
-) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult]:
+) -> Generator[dg.AssetMaterialization | dg.AssetCheckResult, None, BatchReport]:
     """A backfill run: redo each of its courts with the current code, one materialization per court.
 
     A court with a failed job is not materialized, and the run fails once every court is done, so
-    the Backfills page shows exactly those courts failed, ready to be re-executed.
+    the Backfills page shows exactly those courts failed, ready to be re-executed. Returns what
+    the run did over all its courts.
     """
     run_id = context.run.run_id
     with engine.connect() as conn:
@@ -115,6 +116,7 @@ def reparse_courts(
             metadata={s.court: dg.MetadataValue.json(dict(s.failures_by_class)) for s in failed},
             allow_retries=False,
         )
+    return touched
 
 
 def work_queue_by_court(
@@ -126,9 +128,10 @@ def work_queue_by_court(
     checks: Sequence[BatchCheck],
     *,
     written: str,
-) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult]:
+) -> Generator[dg.AssetMaterialization | dg.AssetCheckResult, None, BatchReport]:
     """A run without a partition (the sensor's): batches of due jobs, then one materialization per
-    court that a completed job touched, so each partition's status stays true."""
+    court that a completed job touched, so each partition's status stays true. Returns the batches'
+    report."""
     report = work_batch(context, engine, stage)
     with engine.connect() as conn:
         summaries = run_by_court(conn, context.run.run_id, stage.job_type, written)
@@ -139,3 +142,4 @@ def work_queue_by_court(
         elif summary.completed:
             yield court_materialization(asset_key, summary, code_version=code_version, parser_version=code_version)
     yield from run_checks(engine, checks, report, asset_key)
+    return report
