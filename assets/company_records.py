@@ -1,14 +1,11 @@
 """Parsed XML: the canonical company records, one revision per change, from xml_parsing jobs."""
 
-from typing import Literal
-
 import dagster as dg
 import sqlalchemy as sa
-from pydantic import Field
 
-from assets.batch import BatchCheck, batch_metadata, retry_policy_for, run_checks, work_batch
+from assets.batch import BatchCheck, retry_policy_for
+from assets.partitions import court_backfill_policy, register_court_partitions_def, reparse_courts, work_queue_by_court
 from orchestration.queue import JobType
-from orchestration.reparse import ReparseScope, enqueue_reparse
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.xjustiz import PARSER_VERSION
 from resources.database import DatabaseResource
@@ -48,50 +45,32 @@ COMPANY_RECORD_CHECKS: list[BatchCheck] = [
 ]
 
 
-class CompanyRecordsConfig(dg.Config):
-    reparse: Literal["stale", "all", "none"] = Field(
-        "stale",
-        description="Before working the queue, queue parser_change re-parses of the stored SI documents: "
-        "'stale' those no job of this parser version has taken (what a parser change leaves to do), "
-        "'all' every one, 'none' nothing (what the sensor's runs ask for).",
-    )
-
-
-# What the xml_parsing sensor's runs ask for: just the queue.
-SENSOR_RUN_CONFIG = {"ops": {"company_records": {"config": {"reparse": "none"}}}}
-
-
 def build_company_records_asset(job_type: JobType) -> dg.AssetsDefinition:
     @dg.asset(
         key=COMPANY_RECORDS,
         deps=[dg.AssetKey("raw_si_documents")],
         code_version=PARSER_VERSION,
+        partitions_def=register_court_partitions_def,
+        backfill_policy=court_backfill_policy,
+        # Materializations are reported per court partition, by the asset itself.
+        output_required=False,
         retry_policy=retry_policy_for(job_type),
         group_name="register",
         kinds={"postgres", "xml"},
-        description="Canonical company records parsed from the SI documents (content.entity_revisions); "
-        "each run works one batch of due xml_parsing jobs.",
+        description="Canonical company records parsed from the SI documents (content.entity_revisions), "
+        "partitioned by register court. A run for courts (a backfill after a parser change) re-parses "
+        "their stored documents; a run without a partition (the sensor's) works batches of due "
+        "xml_parsing jobs and reports the courts it touched.",
         check_specs=[dg.AssetCheckSpec(name, asset=COMPANY_RECORDS, description=d) for name, d, _ in COMPANY_RECORD_CHECKS],
     )
     def company_records(
-        context: dg.AssetExecutionContext,
-        config: CompanyRecordsConfig,
-        database: DatabaseResource,
-        documents: DocumentStoreResource,
+        context: dg.AssetExecutionContext, database: DatabaseResource, documents: DocumentStoreResource
     ):
         engine = database.get_engine()
-        queued = 0
-        if config.reparse != "none":
-            with engine.begin() as conn:
-                queued = enqueue_reparse(
-                    conn, ReparseScope(stale_only=config.reparse == "stale"), parser_version=PARSER_VERSION
-                )
-            context.log.info(f"queued {queued} parser_change re-parses ({config.reparse}) for parser {PARSER_VERSION}")
-        report = work_batch(context, engine, XmlParsingStage(documents.get_store()))
-        yield dg.MaterializeResult(
-            asset_key=COMPANY_RECORDS,
-            metadata=batch_metadata(report, {"parser_version": PARSER_VERSION, "reparses_queued": queued}),
+        stage = XmlParsingStage(documents.get_store())
+        run = reparse_courts if context.has_partition_key or context.has_partition_key_range else work_queue_by_court
+        yield from run(
+            context, engine, stage, COMPANY_RECORDS, PARSER_VERSION, COMPANY_RECORD_CHECKS, written="new_revision"
         )
-        yield from run_checks(engine, COMPANY_RECORD_CHECKS, report, COMPANY_RECORDS)
 
     return company_records

@@ -1,12 +1,17 @@
 """Shareholder lists: the documents from the DK tree, the shareholders read from them, and the
 ownership graph as a pandas DataFrame."""
 
+import functools
+
 import dagster as dg
 import sqlalchemy as sa
 
-from assets.batch import BatchCheck, batch_metadata, retry_policy_for, run_checks, work_batch
+from assets.batch import BatchCheck, batch_metadata, retry_policy_for, work_batch
+from assets.partitions import court_backfill_policy, register_court_partitions_def, reparse_courts, work_queue_by_court
 from orchestration.queue import JobType
-from orchestration.shareholders.store import load_shareholders
+from orchestration.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
+from orchestration.shareholders.parse import PARSER_VERSION as SHAREHOLDER_READER_VERSION
+from orchestration.shareholders.store import load_shareholders, review_summary
 from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import ShareholderParsingStage
 from resources.database import DatabaseResource
@@ -17,6 +22,8 @@ from resources.shareholders import ShareholderExtractorResource
 SHAREHOLDER_LIST_DOCUMENTS = dg.AssetKey("shareholder_list_documents")
 SHAREHOLDERS = dg.AssetKey("shareholders")
 OWNERSHIP_GRAPH = dg.AssetKey("ownership_graph")
+
+reread_lists = functools.partial(reparse_court, redo=SHAREHOLDER_LIST_REREAD)
 
 
 def _failed_validation(check_name: str) -> sa.TextClause:
@@ -31,7 +38,19 @@ def _failed_validation(check_name: str) -> sa.TextClause:
     """)
 
 
+_NEEDS_REVIEW = sa.text("""
+    SELECT count(*) FROM (
+        SELECT DISTINCT ON (entity_id) valid FROM content.shareholder_lists
+         WHERE entity_id = ANY(CAST(:entity_ids AS uuid[]))
+         ORDER BY entity_id, id DESC) latest
+     WHERE NOT latest.valid
+""")
+
 SHAREHOLDER_CHECKS: list[BatchCheck] = [
+    ("lists_verified", "every newest list is verified: all checks passed, no cell read with low confidence "
+     "(otherwise it is stored as needs_review)", _NEEDS_REVIEW),
+    ("read_confidently", "no cell that carries a value was read with low OCR confidence",
+     _failed_validation("read_confidently")),
     ("percentages_sum_to_100", "shareholder percentages sum to 100 within the rounding GesLV §4 allows",
      _failed_validation("percentages_sum_to_100")),
     ("nominal_sum_matches_capital", "nominal amounts sum to the capital of the parsed register data",
@@ -68,11 +87,16 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
     @dg.asset(
         key=SHAREHOLDERS,
         deps=[SHAREHOLDER_LIST_DOCUMENTS],
+        code_version=SHAREHOLDER_READER_VERSION,
+        partitions_def=register_court_partitions_def,
+        backfill_policy=court_backfill_policy,
+        output_required=False,  # materialized per court partition by the asset itself
         retry_policy=retry_policy_for(job_type),
         group_name="shareholders",
         kinds={"postgres"},
-        description="Shareholders read from the lists (text layer or OCR, rules or LLM), one revision per "
-        "list, validated (content.shareholder_lists, content.shareholders).",
+        description="Shareholders read from the lists as tables (text layer or OCR, rules or LLM), one "
+        "revision per list, verified or needs_review with its failed checks and low-confidence cells "
+        "(content.shareholder_lists, content.shareholders).",
         check_specs=[dg.AssetCheckSpec(name, asset=SHAREHOLDERS, description=d) for name, d, _ in SHAREHOLDER_CHECKS],
     )
     def shareholders(
@@ -83,9 +107,24 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
     ):
         engine = database.get_engine()
         stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
-        report = work_batch(context, engine, stage)
-        yield dg.MaterializeResult(asset_key=SHAREHOLDERS, metadata=batch_metadata(report))
-        yield from run_checks(engine, SHAREHOLDER_CHECKS, report, SHAREHOLDERS)
+        # A run for courts re-reads their stored lists; a run without a partition works the queue.
+        if context.has_partition_key or context.has_partition_key_range:
+            report = yield from reparse_courts(context, engine, stage, SHAREHOLDERS, SHAREHOLDER_READER_VERSION,
+                                               SHAREHOLDER_CHECKS, written="new_list", reparse=reread_lists)
+        else:
+            report = yield from work_queue_by_court(context, engine, stage, SHAREHOLDERS, SHAREHOLDER_READER_VERSION,
+                                                    SHAREHOLDER_CHECKS, written="new_list")
+        # Which lists a person should look at: one observation for the run's lists, whatever their courts.
+        with engine.connect() as conn:
+            review = review_summary(conn, sorted(set(report.entity_ids)))
+        yield dg.AssetObservation(
+            asset_key=SHAREHOLDERS,
+            metadata={
+                "lists_verified": review["verified"],
+                "lists_needing_review": review["needs_review"],
+                "to_review": dg.MetadataValue.json(review["to_review"]),
+            },
+        )
 
     return shareholders
 

@@ -6,6 +6,7 @@ import atexit
 import itertools
 import os
 import resource
+import socket
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -101,6 +102,12 @@ def peak_rss_mb(include_children: bool = True) -> float:
     if include_children:
         peak = max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     return round(peak / 1024, 1)  # ru_maxrss is in KiB on Linux
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def log(message: str) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import statistics
 import tempfile
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 import dagster as dg
 import sqlalchemy as sa
 
-from bench.common import bench_database, cloned_documents, load_entities, log
+from bench.common import bench_database, cloned_documents, free_port, load_entities, log
 from orchestration import devstack
 from orchestration.db.engine import create_app_engine
 from orchestration.documents import DocumentStore
@@ -38,12 +37,6 @@ from sensors.jobs import IN_FLIGHT
 
 JOBS = int(os.environ.get("BENCH_JOBS", "10000"))
 SEARCHES = int(os.environ.get("BENCH_SEARCHES", "10"))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def completed_jobs(engine: sa.Engine, entity_ids: list[str]) -> int:

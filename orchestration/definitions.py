@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets.company_records import SENSOR_RUN_CONFIG, build_company_records_asset
+from assets.company_records import build_company_records_asset
 from assets.discovery import build_discovery_assets
 from assets.shareholders import build_shareholder_list_documents_asset, build_shareholders_asset, ownership_graph
 from orchestration import queue
@@ -62,17 +62,14 @@ def build_definitions() -> dg.Definitions:
     }
     jobs = {job_type: asset_job(job_type, asset) for job_type, asset in assets_by_type.items()}
     sensors = [
-        build_job_sensor(
-            job_type,
-            job,
-            SENSOR_INTERVAL_SECONDS[job_type],
-            run_config=SENSOR_RUN_CONFIG if job_type == "xml_parsing" else None,
-        )
-        for job_type, job in jobs.items()
+        build_job_sensor(job_type, job, SENSOR_INTERVAL_SECONDS[job_type]) for job_type, job in jobs.items()
     ]
     database = database_from_environment()
     return dg.Definitions(
         assets=[*assets_by_type.values(), ownership_graph],
+        # Also the executor of the implicit asset job that the UI's materializations and backfills
+        # use: one process per run, no step subprocess (a run's start-up costs half as much).
+        executor=dg.in_process_executor,
         jobs=[*jobs.values(), register_announcements_job],
         schedules=[register_announcements_schedule],
         sensors=[*sensors, lease_reaper_sensor, job_archive_sensor, *automation_sensors],

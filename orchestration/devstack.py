@@ -131,10 +131,16 @@ def start_sample_register(stack: Stack, log_dir: Path | None = None, echo: Echo 
 
 
 def start_dagster(
-    stack: Stack, *, webserver: bool = True, daemon: bool = True, log_dir: Path | None = None, echo: Echo | None = None
+    stack: Stack,
+    *,
+    webserver: bool = True,
+    daemon: bool = True,
+    log_dir: Path | None = None,
+    echo: Echo | None = None,
+    workspace: Path = WORKSPACE,
 ) -> None:
     if daemon:
-        _spawn(stack, "dagster-daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(WORKSPACE)], log_dir, echo)
+        _spawn(stack, "dagster-daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)], log_dir, echo)
     if webserver:
         _spawn(
             stack,
@@ -142,7 +148,7 @@ def start_dagster(
             [
                 str(BIN / "dagster-webserver"),
                 "-w",
-                str(WORKSPACE),
+                str(workspace),
                 "-h",
                 "127.0.0.1",
                 "-p",

@@ -17,6 +17,23 @@ import sqlalchemy as sa
 
 from orchestration.failures import FailureClass, JobError
 
+# What a claim does to the jobs it picked (the ids ``picked``), and the columns it returns.
+_CLAIM_PICKED = """
+    UPDATE processing.processing_jobs j
+       SET status = 'running',
+           worker_id = :worker_id,
+           started_at = now(),
+           completed_at = NULL,
+           lease_until = now() + make_interval(secs => :lease_seconds),
+           updated_at = now()
+     -- By primary key, however large the table.
+     WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
+    -- Ids as text: workers pass them on as strings, so no uuid object is built per id.
+    RETURNING j.id::text, j.type, j.search_id::text, j.entity_id::text, j.raw_document_id::text, j.parser_version,
+              j.data, j.retry_count, j.max_retries, j.trigger, j.previous_job_id::text, j.lease_until,
+              j.priority::text
+"""
+
 # Due jobs (the stage gate of seeds/003) are the view processing.due_jobs (db/sql/views/due_jobs.sql).
 # CLAIM and BATCH_HEADS take them in the same order, people first: interactive jobs by due time,
 # then background ones by due time, so a batch head is the job a claim takes first. Background
@@ -25,7 +42,7 @@ from orchestration.failures import FailureClass, JobError
 # so the index answers type, priority and due time together, and in claim order; one scan with
 # priority in the ORDER BY leaves the due time to a filter, and with statistics taken while nothing
 # was queued the planner then prefers another index and sorts (a backfill's claims went quadratic).
-CLAIM = sa.text("""
+CLAIM = sa.text(f"""
     WITH people AS (
         SELECT j.id
           FROM processing.due_jobs j
@@ -40,20 +57,27 @@ CLAIM = sa.text("""
          ORDER BY j.next_attempt_at, j.id
          LIMIT :limit - (SELECT count(*) FROM people)
            FOR UPDATE OF j SKIP LOCKED
+    ), picked AS (
+        SELECT id FROM people UNION ALL SELECT id FROM background
     )
-    UPDATE processing.processing_jobs j
-       SET status = 'running',
-           worker_id = :worker_id,
-           started_at = now(),
-           completed_at = NULL,
-           lease_until = now() + make_interval(secs => :lease_seconds),
-           updated_at = now()
-     -- By primary key, however large the table.
-     WHERE j.id = ANY (ARRAY(SELECT id FROM people UNION ALL SELECT id FROM background))
-    -- Ids as text: workers pass them on as strings, so no uuid object is built per id.
-    RETURNING j.id::text, j.type, j.search_id::text, j.entity_id::text, j.raw_document_id::text, j.parser_version,
-              j.data, j.retry_count, j.max_retries, j.trigger, j.previous_job_id::text, j.lease_until,
-              j.priority::text
+    {_CLAIM_PICKED}
+""")
+
+# The queued jobs of one type and version for the named entities, due or still in backoff: what
+# a backfill run queued for itself in the same transaction (so no sensor ever sees them queued),
+# and retries that a person's re-execution takes at once. The entity index finds them. The run
+# is the backfill's own unit of concurrency (the run queue), so background slots do not apply.
+CLAIM_FOR_ENTITIES = sa.text(f"""
+    WITH picked AS (
+        SELECT j.id
+          FROM processing.processing_jobs j
+         WHERE j.entity_id = ANY (CAST(:entity_ids AS uuid[]))
+           AND j.type = :job_type
+           AND j.status = 'queued'
+           AND j.parser_version IS NOT DISTINCT FROM :parser_version
+           FOR UPDATE OF j SKIP LOCKED
+    )
+    {_CLAIM_PICKED}
 """)
 
 COUNT_DUE = sa.text("SELECT count(*) FROM processing.due_jobs j WHERE j.type = :job_type")
@@ -284,6 +308,28 @@ def claim(
         "background_allowed": background_room(conn, job_type, background_slots) != 0,
     }
     return [ClaimedJob._make(row) for row in conn.execute(CLAIM, params)]
+
+
+def claim_for_entities(
+    conn: sa.Connection,
+    job_type: str,
+    entity_ids: Sequence[str],
+    parser_version: str | None,
+    worker_id: str,
+    lease_seconds: int,
+) -> list[ClaimedJob]:
+    """Claim the queued ``job_type`` jobs of ``parser_version`` for ``entity_ids``, whether due or not."""
+    rows = conn.execute(
+        CLAIM_FOR_ENTITIES,
+        {
+            "entity_ids": list(entity_ids),
+            "job_type": job_type,
+            "parser_version": parser_version,
+            "worker_id": worker_id,
+            "lease_seconds": lease_seconds,
+        },
+    )
+    return [ClaimedJob._make(row) for row in rows]
 
 
 @dataclass(frozen=True)

@@ -234,11 +234,25 @@ def run_batch(
             lease_seconds or job_type.lease_seconds,
             background_slots=job_type.background_slots,
         )
+    return work_claimed(engine, stage, worker_id, jobs, lease_seconds or job_type.lease_seconds, started=started)
+
+
+def work_claimed(
+    engine: Engine,
+    stage: Stage,
+    worker_id: str,
+    jobs: list[ClaimedJob],
+    lease_seconds: int,
+    *,
+    started: float | None = None,
+) -> BatchReport:
+    """Process and report jobs this worker has claimed, keeping their leases alive meanwhile."""
+    started = time.monotonic() if started is None else started
     report = BatchReport(job_type=stage.job_type, worker_id=worker_id, claimed=len(jobs))
     if not jobs:
         return report
     unreported = [job.id for job in jobs]
-    with LeaseKeeper(engine, worker_id, lease_seconds or job_type.lease_seconds) as leases:
+    with LeaseKeeper(engine, worker_id, lease_seconds) as leases:
         leases.hold(unreported)
         for chunk in chunks(jobs, stage.chunk_size):
             try:

@@ -25,9 +25,7 @@ JOB_TYPE_TAG = "hreg/job_type"
 BATCH_HEAD_TAG = "hreg/batch_head"
 
 
-def build_job_sensor(
-    job_type: str, job, interval_seconds: int, run_config: dict | None = None
-) -> dg.SensorDefinition:
+def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefinition:
     @dg.sensor(
         name=f"{job_type}_sensor",
         job=job,
@@ -57,7 +55,7 @@ def build_job_sensor(
             return dg.SkipReason(f"the {len(run_keys)} due batches of {job_type} are already requested")
         return [
             dg.RunRequest(
-                run_key=key, run_config=run_config or {}, tags={JOB_TYPE_TAG: job_type, BATCH_HEAD_TAG: key.split(":")[1]}
+                run_key=key, tags={JOB_TYPE_TAG: job_type, BATCH_HEAD_TAG: key.split(":")[1]}
             )
             for key in new_keys
         ]

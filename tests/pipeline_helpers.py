@@ -19,13 +19,19 @@ ATTACH = sa.text("""
 
 
 def add_entity_with_si(
-    engine: sa.Engine, store: DocumentStore, content: bytes, *, number: str, name: str = "Testfirma GmbH"
+    engine: sa.Engine,
+    store: DocumentStore,
+    content: bytes,
+    *,
+    number: str,
+    name: str = "Testfirma GmbH",
+    court_code: str = "D2601",
 ) -> str:
     """An entity whose SI document is stored and which is xml_ready: the trigger queues its parse."""
     with engine.begin() as conn:
         entity_id = str(
             conn.execute(
-                CREATE_ENTITY, {"court_code": "D2601", "register_type": "HRB", "register_number": number, "name": name}
+                CREATE_ENTITY, {"court_code": court_code, "register_type": "HRB", "register_number": number, "name": name}
             ).scalar_one()
         )
         document_id = store.store(conn, content, kind="si", media_type="application/xml", entity_id=entity_id)

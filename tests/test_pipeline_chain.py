@@ -55,7 +55,9 @@ def test_search_to_shareholders_run_by_run(engine, configured_sample_register):
     assert rows > 0 and shareholder_list.method == "rules"
     assert shareholder_list.total_nominal == corpus_company.capital
     # The stored validation and the asset checks tell the same story.
-    assert set(checks) == {"percentages_sum_to_100", "nominal_sum_matches_capital", "shares_numbered"}
+    assert set(checks) == {
+        "lists_verified", "read_confidently", "percentages_sum_to_100", "nominal_sum_matches_capital", "shares_numbered"
+    }
     assert all(checks.values()) == shareholder_list.valid
     assert len(frame) == rows and set(frame["entity_id"]) == {str(entity_id)}
 

@@ -1,15 +1,18 @@
-"""Re-parses of stored SI documents against the real database: revisions written only for what
-changed, previous_job links, one active job per document and parser version, failure classes,
-and the history of a company's record."""
+"""Re-parses of stored SI documents against the real database: backfill runs over register court
+partitions, revisions written only for what changed, previous_job links, one active job per
+document and parser version, failed courts re-executed, failure classes, and the history of a
+company's record."""
 
 from __future__ import annotations
 
 import time
 import uuid
+from decimal import Decimal
 
 import dagster as dg
 import pytest
 import sqlalchemy as sa
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
 import assets.company_records
 import orchestration.stages.parsing
@@ -19,6 +22,8 @@ from orchestration.documents import DocumentStore
 from orchestration.reparse import ReparseScope, enqueue_reparse
 from orchestration.revisions import record_as_of
 from orchestration.settings import get_settings
+from orchestration.shareholders.parse import PARSER_VERSION as SHAREHOLDER_READER_VERSION
+from orchestration.shareholders.samples import generate_list
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION, parse_si
@@ -26,6 +31,8 @@ from pipeline_helpers import add_entity_with_si, history_rows, sample_si_files
 
 NEXT_VERSION = f"{PARSER_VERSION}-next"
 USER = str(uuid.uuid4())
+# The entities of the fixture are filed at two register courts: Munich and Berlin (Charlottenburg).
+COURTS = ("D2601", "F1103")
 
 
 @pytest.fixture
@@ -35,9 +42,10 @@ def store(db_url) -> DocumentStore:
 
 @pytest.fixture
 def parsed(engine, store, samples_dir) -> dict[str, str]:
-    """Six entities whose SI documents were parsed on upload: entity id -> register number in its document."""
+    """Six entities whose SI documents were parsed on upload, three at each court of COURTS:
+    entity id -> register number in its document."""
     for i, path in enumerate(sample_si_files(samples_dir)[:6]):
-        add_entity_with_si(engine, store, path.read_bytes(), number=str(500 + i))
+        add_entity_with_si(engine, store, path.read_bytes(), number=str(500 + i), court_code=COURTS[i // 3])
     report = run_batch(engine, XmlParsingStage(store), "upload-worker")
     assert (report.claimed, report.completed) == (6, 6)
     numbers = {str(r.entity_id): r.record["register"]["number"] for r in revisions(engine)}
@@ -59,19 +67,27 @@ def deploy_parser(monkeypatch, version: str, renamed_numbers: frozenset[str] = f
     monkeypatch.setattr(orchestration.stages.parsing, "parse_si", new_parse_si)
 
 
-def materialize_company_records(reparse: str = "stale") -> dg.ExecuteInProcessResult:
-    """A run of company_records as launched from the UI (config ``reparse``), executed in process."""
+def materialize_courts(first: str, last: str | None = None, *, success: bool = True) -> dg.ExecuteInProcessResult:
+    """A backfill run of company_records over the courts ``first`` to ``last`` (a range of partition
+    keys, as a multi-run backfill launches it), executed in process."""
+    if last is None:
+        options = {"partition_key": first}
+    else:
+        options = {"tags": {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}}
     with dg.instance_for_test() as instance:
         result = build_definitions().resolve_job_def("xml_parsing_job").execute_in_process(
-            instance=instance, run_config={"ops": {"company_records": {"config": {"reparse": reparse}}}}
+            instance=instance, raise_on_error=False, **options
         )
-    assert result.success
+    assert result.success is success
     return result
 
 
-def materialization_metadata(result: dg.ExecuteInProcessResult) -> dict:
-    (materialization,) = result.asset_materializations_for_node("company_records")
-    return {key: value.value for key, value in materialization.metadata.items()}
+def court_metadata(result: dg.ExecuteInProcessResult) -> dict[str, dict]:
+    """Court partition -> the metadata of its materialization in the run."""
+    return {
+        m.partition: {key: value.value for key, value in m.metadata.items()}
+        for m in result.asset_materializations_for_node("company_records")
+    }
 
 
 def revisions(engine) -> list[sa.Row]:
@@ -98,9 +114,13 @@ def test_a_version_bump_with_unchanged_output_writes_no_revision(engine, parsed,
     uploads = jobs_by_entity(engine, trigger="upload")
     deploy_parser(monkeypatch, NEXT_VERSION)
 
-    metadata = materialization_metadata(materialize_company_records())
+    by_court = court_metadata(materialize_courts(*COURTS))
 
-    assert (metadata["reparses_queued"], metadata["completed"], metadata["total_new_revision"]) == (6, 6, 0)
+    # Every court of the range is materialized, those without companies with nothing to do.
+    assert {c for c in by_court if by_court[c]["records"]} == set(COURTS)
+    assert len(by_court) > 2 and all(m["parser_version"] == NEXT_VERSION for m in by_court.values())
+    for court in COURTS:
+        assert (by_court[court]["records"], by_court[court]["revisions_written"], by_court[court]["failed"]) == (3, 0, 0)
     assert revisions(engine) == before
     reparses = jobs_by_entity(engine, trigger="parser_change")
     assert set(reparses) == set(parsed)
@@ -108,8 +128,10 @@ def test_a_version_bump_with_unchanged_output_writes_no_revision(engine, parsed,
         assert (job.status, job.parser_version, job.requested_by, job.reason) == ("completed", NEXT_VERSION, None, None)
         assert job.previous_job_id == uploads[entity_id].id
         assert job.raw_document_id == uploads[entity_id].raw_document_id  # the stored document, not a download
-    # Nothing is stale any more: launching again queues nothing.
-    assert materialization_metadata(materialize_company_records())["reparses_queued"] == 0
+    # Nothing is left to do: running the courts again re-parses nothing.
+    again = court_metadata(materialize_courts(*COURTS))
+    assert {m["records"] for m in again.values()} == {0}
+    assert jobs_by_entity(engine, trigger="parser_change") == reparses
 
 
 def test_a_parser_change_writes_exactly_the_changed_records_and_keeps_their_history(engine, parsed, monkeypatch):
@@ -119,9 +141,10 @@ def test_a_parser_change_writes_exactly_the_changed_records_and_keeps_their_hist
     before_reparse = database_now(engine)
     deploy_parser(monkeypatch, NEXT_VERSION, frozenset(parsed[e] for e in renamed))
 
-    metadata = materialization_metadata(materialize_company_records())
+    by_court = court_metadata(materialize_courts(*COURTS))
 
-    assert (metadata["completed"], metadata["total_new_revision"]) == (6, 2)
+    assert sum(m["records"] for m in by_court.values()) == 6
+    assert sum(m["revisions_written"] for m in by_court.values()) == 2
     reparses = jobs_by_entity(engine, trigger="parser_change")
     new_revisions = revisions(engine)[6:]
     assert {str(r.entity_id) for r in new_revisions} == renamed
@@ -192,6 +215,47 @@ def reparse_one_failing(engine, store, monkeypatch, parsed, exception: Exception
     return failing_entity, jobs_by_entity(engine, trigger="parser_change")[failing_entity]
 
 
+def test_a_court_with_a_failed_reparse_fails_alone_and_re_executing_it_redoes_only_the_failure(
+    engine, store, parsed, monkeypatch
+):
+    deploy_parser(monkeypatch, NEXT_VERSION)
+    berlin = [e for e in parsed if e in set(list(parsed)[3:])]
+    failing_entity = berlin[0]
+    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", failing_parse(KeyError("rechtsform"), parsed[failing_entity]))
+
+    failed_run = materialize_courts(*COURTS, success=False)
+
+    # Munich is materialized; Berlin, with one failed document, is not, and the run says why.
+    assert set(court_metadata(failed_run)) >= {"D2601"} and "F1103" not in court_metadata(failed_run)
+    (failure,) = [e for e in failed_run.all_events if e.is_step_failure]
+    assert "F1103 {'parser_error': 1}" in failure.step_failure_data.error.message
+    failed_job = jobs_by_entity(engine, trigger="parser_change")[failing_entity]
+    assert (failed_job.status, failed_job.failure_class) == ("failed", "parser_error")
+
+    # The parser is fixed and Berlin is re-executed: only the failed document is parsed again.
+    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", parse_si)
+    jobs_before = {j.id for j in jobs_by_entity(engine, type="xml_parsing").values()}
+    retried = court_metadata(materialize_courts("F1103"))
+    assert (retried["F1103"]["records"], retried["F1103"]["failed"]) == (1, 0)
+    with engine.connect() as conn:
+        redo = conn.execute(sa.text("""
+            SELECT * FROM processing.processing_jobs WHERE type = 'xml_parsing' AND previous_job_id = :j"""),
+            {"j": failed_job.id}).one()
+    assert (str(redo.entity_id), redo.trigger, redo.status, redo.parser_version) == (
+        failing_entity, "parser_change", "completed", NEXT_VERSION)
+
+    # Re-executing a finished court writes nothing new: no job, no revision.
+    revisions_before = revisions(engine)
+    jobs_before = len(job_rows_all(engine))
+    assert court_metadata(materialize_courts("F1103"))["F1103"]["records"] == 0
+    assert (len(job_rows_all(engine)), revisions(engine)) == (jobs_before, revisions_before)
+
+
+def job_rows_all(engine) -> list[sa.Row]:
+    with engine.connect() as conn:
+        return conn.execute(sa.text("SELECT id FROM processing.processing_jobs")).all()
+
+
 def entity_status(engine, entity_id: str) -> str:
     with engine.connect() as conn:
         return conn.execute(
@@ -224,7 +288,7 @@ def test_a_permanent_failure_is_not_retried_marks_the_entity_and_waits_for_a_man
 
     monkeypatch.setattr(orchestration.stages.parsing, "parse_si", parse_si)  # the parser is fixed
     with engine.begin() as conn:
-        queued = enqueue_reparse(conn, ReparseScope(entity_id=entity_id), parser_version=NEXT_VERSION,
+        queued = enqueue_reparse(conn, ReparseScope(entity_ids=(entity_id,)), parser_version=NEXT_VERSION,
                                  trigger="manual", requested_by=USER, reason="rechtsform mapping fixed")
     assert queued == 1
     assert run_batch(engine, XmlParsingStage(store), "reparse-worker").completed == 1
@@ -275,3 +339,49 @@ def test_claims_after_a_bulk_reparse_look_up_each_candidates_entity(engine):
             "job_type": "xml_parsing", "limit": 5000, "worker_id": "w", "lease_seconds": 60, "background_allowed": True}).scalars())
     assert "processing_jobs_active_work_key" not in plan, plan
     assert "processing_jobs_entity_idx" in plan, plan
+
+
+def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engine, store):
+    """Shareholder lists are partitioned by court too: a run for a court re-reads its stored
+    lists with the current reader, writes no new list revision when nothing changed, and finds
+    nothing to do the second time."""
+    listed = generate_list(5, company_name="Muster GmbH", capital=Decimal("25000"), layout="per_share",
+                           form="text_pdf")
+    with engine.begin() as conn:
+        entity_id = str(conn.execute(sa.text("""
+            INSERT INTO content.entities (court_code, register_type, register_number, name, processing_status)
+            VALUES ('D2601', 'HRB', '4711', 'Muster GmbH', 'parsed') RETURNING id""")).scalar_one())
+        document_id = store.store(conn, listed.content, kind="shareholder_list", media_type=listed.media_type,
+                                  entity_id=entity_id)
+        conn.execute(sa.text("""
+            INSERT INTO processing.processing_jobs (type, entity_id, raw_document_id, trigger)
+            VALUES ('shareholder_parsing', :e, :d, 'automatic')"""), {"e": entity_id, "d": document_id})
+    defs = build_definitions()
+
+    def run(**options) -> dg.ExecuteInProcessResult:
+        with dg.instance_for_test() as instance:
+            result = defs.resolve_job_def("shareholder_parsing_job").execute_in_process(instance=instance, **options)
+        assert result.success
+        return result
+
+    first = run()  # the sensor's run: the upload's job, reported for Munich's partition
+    (materialization,) = first.asset_materializations_for_node("shareholders")
+    assert (materialization.partition, materialization.metadata["revisions_written"].value) == ("D2601", 1)
+
+    reread = run(partition_key="D2601")
+    (materialization,) = reread.asset_materializations_for_node("shareholders")
+    metadata = {key: value.value for key, value in materialization.metadata.items()}
+    assert (metadata["records"], metadata["revisions_written"], metadata["parser_version"]) == (
+        1, 0, SHAREHOLDER_READER_VERSION)
+    with engine.connect() as conn:
+        jobs = conn.execute(sa.text("""
+            SELECT trigger, parser_version, status, previous_job_id, raw_document_id::text
+              FROM processing.processing_jobs WHERE type = 'shareholder_parsing' ORDER BY created_at""")).all()
+        lists = conn.execute(sa.text("SELECT count(*) FROM content.shareholder_lists")).scalar_one()
+    assert [(j.trigger, j.parser_version, j.status) for j in jobs] == [
+        ("automatic", None, "completed"), ("parser_change", SHAREHOLDER_READER_VERSION, "completed")]
+    assert jobs[1].raw_document_id == document_id and jobs[1].previous_job_id is not None
+    assert lists == 1
+    again = run(partition_key="D2601")
+    (materialization,) = again.asset_materializations_for_node("shareholders")
+    assert materialization.metadata["records"].value == 0

@@ -101,7 +101,7 @@ def test_scopes_pick_one_entity_the_entities_of_a_search_or_those_updated_since_
 
 
 @pytest.mark.parametrize("arguments, message", [
-    ((), "choose exactly one of --all, --entity, --search, --since or --stale"),
+    ((), "choose exactly one of --all, --entity, --search, --since, --court or --stale"),
     (("--all", "--stale"), "choose exactly one of"),
     (("--stale", "--reason", "new parser"), "--stale queues parser_change jobs, which carry no --user or --reason"),
     (("--stale", "--user", USER), "--stale queues parser_change jobs"),
@@ -124,3 +124,13 @@ def test_stale_queues_parser_change_jobs_for_what_the_new_parser_has_not_taken(h
     assert hreg("reparse", "--stale").output.startswith("queued 0 parser_change re-parse jobs for parser 9.0.0, 3 already active")
     queued = [j for j in job_rows(engine, "xml_parsing") if j.trigger == "parser_change"]
     assert {(j.parser_version, j.requested_by, j.reason) for j in queued} == {("9.0.0", None, None)}
+
+
+def test_a_court_scope_queues_manual_jobs_for_that_courts_companies_only(hreg, engine, entities):
+    user = ("--reason", "court names re-mapped", "--user", USER)
+    assert hreg("reparse", "--court", "F1103", *user).output.splitlines() == [
+        f"queued 0 manual re-parse jobs for parser {PARSER_VERSION}, 0 already active", "nothing to re-parse in this scope"]
+    assert hreg("reparse", "--court", "d2601", *user).output.startswith("queued 3 manual")
+    refused = hreg("reparse", "--court", "Z9999", *user)
+    assert refused.exit_code == 2 and "not a register court: Z9999" in refused.output
+    assert len(manual_jobs(engine)) == 3

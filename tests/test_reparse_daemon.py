@@ -1,21 +1,37 @@
-"""A parser-change backfill launched through the webserver's GraphQL API, as the UI's Materialize
-button launches it, and run by the real dagster-daemon.
+"""Parser-change backfills launched through the webserver's GraphQL API exactly as the UI's
+"Launch backfill" button launches them, and worked by the real dagster-daemon's runs.
 
 The stored documents were parsed by an older parser version; the code location runs the
-current one. The asset shows as unsynced (code version changed), and materializing it queues a
-parser_change re-parse of every stored document, linked to the job it redoes, and works them.
+current one. Each court partition whose materialization names the old version shows as
+unsynced; a backfill over every court takes tens of runs, re-parses the stored documents
+(nothing is downloaded), links each job to the one it redoes and writes no revision for an
+unchanged record. A court with a document that cannot be parsed fails alone; once the document
+is replaced, re-executing the backfill from failure redoes that court only, and running a
+finished court again writes nothing. The Backfills page shows the backfill with its partitions.
 """
 
 from __future__ import annotations
 
+import math
+import re
+import shutil
+import time
+import uuid
 
 import dagster as dg
 import httpx
 import pytest
 import sqlalchemy as sa
+from click.testing import CliRunner
+from dagster._core.definitions.data_version import CODE_VERSION_TAG
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import sync_playwright
 
+from assets.partitions import COURTS_PER_BACKFILL_RUN
 from database_helpers import clear_process_caches, fresh_database
 from orchestration import devstack
+from orchestration.cli import main
+from orchestration.courts import register_courts
 from orchestration.db.engine import create_app_engine
 from orchestration.documents import DocumentStore
 from orchestration.settings import Settings
@@ -27,37 +43,76 @@ from process_helpers import free_port, wait_until
 
 pytestmark = pytest.mark.slow
 
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 OLD_VERSION = "0.9.0"
 LOCATION = "handelsregister"
-REPOSITORY = "__repository__"
 COMPANY_RECORDS_PATH = ["company_records"]
+# The companies of the fixture are filed at Stuttgart, Munich and Berlin (Charlottenburg).
+COURTS = ("B8534", "D2601", "F1103")
+BACKFILL_DONE = ("COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED")
 
 ASSET_NODE = """
-query AssetNode($path: [String!]!) {
+query AssetNode($path: [String!]!, $partition: String!) {
   assetNodes(assetKeys: [{path: $path}]) {
     jobNames
-    staleStatus
-    staleCauses { category reason }
-    assetChecksOrError { ... on AssetChecks { checks { name jobNames } } }
+    partitionKeysByDimension { partitionKeys }
+    backfillPolicy { maxPartitionsPerRun }
+    staleStatus(partition: $partition)
+    staleCauses(partition: $partition) { category reason }
   }
 }
 """
-LAUNCH = """
-mutation Launch($executionParams: ExecutionParams!) {
-  launchPipelineExecution(executionParams: $executionParams) {
+# The mutation and the parameters the UI's "Launch backfill" button sends for assets of one
+# partitions definition whose first common job is the hidden asset job.
+LAUNCH_BACKFILL = """
+mutation LaunchPartitionBackfill($backfillParams: LaunchBackfillParams!) {
+  launchPartitionBackfill(backfillParams: $backfillParams) {
     __typename
-    ... on LaunchRunSuccess { run { runId } }
-    ... on PythonError { message }
+    ... on LaunchBackfillSuccess { backfillId }
+    ... on PythonError { message stack }
     ... on InvalidSubsetError { message }
-    ... on RunConfigValidationInvalid { errors { message } }
+    ... on UnauthorizedError { message }
   }
+}
+"""
+# What the Backfills page's "Re-execute from failure" sends.
+REEXECUTE_BACKFILL = """
+mutation Reexecute($reexecutionParams: ReexecutionParams) {
+  reexecutePartitionBackfill(reexecutionParams: $reexecutionParams) {
+    __typename
+    ... on LaunchBackfillSuccess { backfillId }
+    ... on PythonError { message }
+  }
+}
+"""
+BACKFILL = """
+query Backfill($backfillId: String!) {
+  partitionBackfillOrError(backfillId: $backfillId) {
+    ... on PartitionBackfill {
+      status
+      numPartitions
+      runs { runId status tags { key value } }
+      assetBackfillData { assetBackfillStatuses { ... on AssetPartitionsStatusCounts {
+        assetKey { path } numPartitionsTargeted numPartitionsInProgress numPartitionsMaterialized numPartitionsFailed
+      } } }
+    }
+  }
+}
+"""
+PARTITION_MATERIALIZATION = """
+query Materialization($path: [String!]!, $partition: String!) {
+  assetOrError(assetKey: {path: $path}) { ... on Asset {
+    assetMaterializations(partitions: [$partition], limit: 1) {
+      partition runId
+      metadataEntries { label ... on IntMetadataEntry { intValue } ... on TextMetadataEntry { text } }
+    }
+  } }
 }
 """
 LOCATION_STATUS = """
 query { workspaceOrError { ... on Workspace { locationEntries { name loadStatus
   locationOrLoadError { __typename ... on PythonError { message } } } } } }
 """
-RUN_STATUS = "query Run($runId: ID!) { runOrError(runId: $runId) { ... on Run { status } } }"
 
 
 def graphql(stack: devstack.Stack, query: str, **variables) -> dict:
@@ -68,29 +123,53 @@ def graphql(stack: devstack.Stack, query: str, **variables) -> dict:
     return body["data"]
 
 
-@pytest.fixture
-def stack_with_old_parses(server_url, template_url, tmp_path, samples_dir):
-    """Entities whose documents the old parser version parsed, then the webserver and daemon."""
+def wait_for_code_location(stack: devstack.Stack) -> None:
+    """The webserver answers before it has loaded the code location."""
+
+    def loaded():
+        entries = graphql(stack, LOCATION_STATUS)["workspaceOrError"]["locationEntries"]
+        entry = next(e for e in entries if e["name"] == LOCATION)
+        assert entry["locationOrLoadError"] is None or entry["locationOrLoadError"]["__typename"] != "PythonError", (
+            entry
+        )
+        return entry["loadStatus"] == "LOADED" and entry["locationOrLoadError"] is not None
+
+    wait_until(loaded, 120, f"code location {LOCATION} to load")
+
+
+@pytest.fixture(scope="module")
+def stack(server_url, template_url, tmp_path_factory, samples_dir):
+    """Nine companies at three courts whose documents the old parser version parsed (and whose
+    court partitions it materialized), then the webserver and the daemon with the current code."""
+    data_dir = tmp_path_factory.mktemp("backfills")
     with fresh_database(server_url) as url, pytest.MonkeyPatch.context() as mp:
         mp.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
-        mp.setenv("HREG_DATA_DIR", str(tmp_path))
+        mp.setenv("HREG_DATA_DIR", str(data_dir))
         mp.setenv("HREG_WEBSERVER_PORT", str(free_port()))
         clear_process_caches()
         settings = Settings()
         engine = create_app_engine(url)
         store = DocumentStore(settings.documents_dir)
         with engine.begin() as conn:
-            conn.execute(sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
-                         {"v": OLD_VERSION})
-        for i, path in enumerate(sample_si_files(samples_dir)[:8]):
-            add_entity_with_si(engine, store, path.read_bytes(), number=str(600 + i))
-        assert run_batch(engine, XmlParsingStage(store), "old-parser").completed == 8
+            conn.execute(
+                sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
+                {"v": OLD_VERSION},
+            )
+        for i, path in enumerate(sample_si_files(samples_dir)[:9]):
+            add_entity_with_si(engine, store, path.read_bytes(), number=str(600 + i), court_code=COURTS[i % 3])
+        assert run_batch(engine, XmlParsingStage(store), "old-parser").completed == 9
         # Deploying the current code: the migration writes its parser version to the job types.
         stack = devstack.prepare(settings)
-        log_dir = tmp_path / "logs"
+        with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
+            for court in COURTS:  # what the old code location's runs recorded
+                instance.report_runless_asset_event(
+                    dg.AssetMaterialization(COMPANY_RECORDS_PATH, partition=court, tags={CODE_VERSION_TAG: OLD_VERSION})
+                )
+        log_dir = data_dir / "logs"
         try:
             devstack.start_dagster(stack, log_dir=log_dir)
-            yield stack, engine
+            wait_for_code_location(stack)
+            yield stack, engine, store
         finally:
             devstack.stop(stack)
             engine.dispose()
@@ -99,73 +178,228 @@ def stack_with_old_parses(server_url, template_url, tmp_path, samples_dir):
         clear_process_caches()
 
 
+def launch_backfill(stack: devstack.Stack, partition_names: list[str]) -> str:
+    launched = graphql(
+        stack,
+        LAUNCH_BACKFILL,
+        backfillParams={
+            "tags": [],
+            "assetSelection": [{"path": COMPANY_RECORDS_PATH}],
+            "partitionNames": partition_names,
+            "fromFailure": False,
+        },
+    )["launchPartitionBackfill"]
+    assert launched["__typename"] == "LaunchBackfillSuccess", launched
+    return launched["backfillId"]
+
+
+def finished_backfill(stack: devstack.Stack, backfill_id: str, timeout_s: float = 900) -> dict:
+    def finished():
+        backfill = graphql(stack, BACKFILL, backfillId=backfill_id)["partitionBackfillOrError"]
+        return backfill if backfill["status"] in BACKFILL_DONE else None
+
+    return wait_until(finished, timeout_s, f"backfill {backfill_id} to finish")
+
+
+def partition_counts(backfill: dict) -> dict:
+    (counts,) = backfill["assetBackfillData"]["assetBackfillStatuses"]
+    assert counts["assetKey"]["path"] == COMPANY_RECORDS_PATH
+    return {key: counts[key] for key in ("numPartitionsTargeted", "numPartitionsMaterialized", "numPartitionsFailed")}
+
+
+def partition_metadata(stack: devstack.Stack, court: str) -> dict:
+    asset = graphql(stack, PARTITION_MATERIALIZATION, path=COMPANY_RECORDS_PATH, partition=court)["assetOrError"]
+    (materialization,) = asset["assetMaterializations"]
+    return {e["label"]: e.get("intValue", e.get("text")) for e in materialization["metadataEntries"]}
+
+
 def revision_count(engine) -> int:
     with engine.connect() as conn:
         return conn.execute(sa.text("SELECT count(*) FROM content.entity_revisions")).scalar_one()
 
 
-def wait_for_code_location(stack: devstack.Stack) -> None:
-    """The webserver answers before it has loaded the code location."""
-
-    def loaded():
-        entries = graphql(stack, LOCATION_STATUS)["workspaceOrError"]["locationEntries"]
-        entry = next(e for e in entries if e["name"] == LOCATION)
-        assert entry["locationOrLoadError"] is None or entry["locationOrLoadError"]["__typename"] != "PythonError", entry
-        return entry["loadStatus"] == "LOADED" and entry["locationOrLoadError"] is not None
-
-    wait_until(loaded, 120, f"code location {LOCATION} to load")
-
-
-def test_a_backfill_launched_like_the_materialize_button_reparses_every_stored_document(stack_with_old_parses):
-    stack, engine = stack_with_old_parses
-    wait_for_code_location(stack)
+@pytest.fixture(scope="module")
+def all_courts_backfill(stack) -> dict:
+    """The backfill a person launches after a parser change: every court partition."""
+    stack, engine, _ = stack
     old_jobs = {job.entity_id: job.id for job in job_rows(engine, "xml_parsing")}
     revisions_before = revision_count(engine)
-    # The materialization the old parser's runs left in Dagster's storage.
-    with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
-        instance.report_runless_asset_event(dg.AssetMaterialization(
-            COMPANY_RECORDS_PATH, description=f"parsed by parser {OLD_VERSION}",
-            tags={"dagster/code_version": OLD_VERSION},
-        ))
+    (node,) = graphql(stack, ASSET_NODE, path=COMPANY_RECORDS_PATH, partition="D2601")["assetNodes"]
+    (dimension,) = node["partitionKeysByDimension"]
+    started = time.monotonic()
+    backfill_id = launch_backfill(stack, dimension["partitionKeys"])
+    backfill = finished_backfill(stack, backfill_id)
+    return {
+        "id": backfill_id,
+        "backfill": backfill,
+        "node_before": node,
+        "old_jobs": old_jobs,
+        "revisions_before": revisions_before,
+        "seconds": time.monotonic() - started,
+    }
 
-    (node,) = graphql(stack, ASSET_NODE, path=COMPANY_RECORDS_PATH)["assetNodes"]
+
+def test_a_parser_change_is_a_backfill_over_every_court_in_tens_of_runs(stack, all_courts_backfill):
+    stack, engine, _ = stack
+    node = all_courts_backfill["node_before"]
+    # Before: the court partition shows as unsynced, for the parser version; the UI would launch
+    # an asset backfill (the first job holding the asset is the hidden asset job).
     assert node["staleStatus"] == "STALE"
     assert {"category": "CODE", "reason": "has a new code version"} in node["staleCauses"]
+    assert node["jobNames"][0].startswith("__ASSET_JOB")
+    keys = node["partitionKeysByDimension"][0]["partitionKeys"]
+    assert keys == list(register_courts()) and len(keys) == 173
+    assert node["backfillPolicy"]["maxPartitionsPerRun"] == COURTS_PER_BACKFILL_RUN
 
-    # The parameters the UI's Materialize button sends: the first job holding the asset, the
-    # asset, its checks, and no run config (the config's defaults).
-    job_name = node["jobNames"][0]
-    launched = graphql(stack, LAUNCH, executionParams={
-        "mode": "default",
-        "runConfigData": "{}",
-        "executionMetadata": {"tags": []},
-        "selector": {
-            "repositoryLocationName": LOCATION,
-            "repositoryName": REPOSITORY,
-            "pipelineName": job_name,
-            "assetSelection": [{"path": COMPANY_RECORDS_PATH}],
-            "assetCheckSelection": [
-                {"name": check["name"], "assetKey": {"path": COMPANY_RECORDS_PATH}}
-                for check in node["assetChecksOrError"]["checks"] if job_name in check["jobNames"]
-            ],
-        },
-    })["launchPipelineExecution"]
-    assert launched["__typename"] == "LaunchRunSuccess", launched
-    run_id = launched["run"]["runId"]
+    backfill = all_courts_backfill["backfill"]
+    assert backfill["status"] == "COMPLETED_SUCCESS"
+    assert partition_counts(backfill) == {
+        "numPartitionsTargeted": 173,
+        "numPartitionsMaterialized": 173,
+        "numPartitionsFailed": 0,
+    }
+    runs = backfill["runs"]
+    assert len(runs) == math.ceil(173 / COURTS_PER_BACKFILL_RUN)  # tens of runs, not one per court
+    assert {run["status"] for run in runs} == {"SUCCESS"}
 
-    def finished_status():
-        status = graphql(stack, RUN_STATUS, runId=run_id)["runOrError"]["status"]
-        return status if status in ("SUCCESS", "FAILURE", "CANCELED") else None
-
-    assert wait_until(finished_status, 150, f"run {run_id} of {job_name} to finish") == "SUCCESS"
-
-    def completed_reparses():
-        reparses = [job for job in job_rows(engine, "xml_parsing") if job.trigger == "parser_change"]
-        return reparses if len(reparses) == 8 and all(job.status == "completed" for job in reparses) else None
-
-    reparses = wait_until(completed_reparses, 60, "the parser_change jobs to complete")
+    reparses = [job for job in job_rows(engine, "xml_parsing") if job.trigger == "parser_change"]
+    assert len(reparses) == 9 and {job.status for job in reparses} == {"completed"}
     assert {job.parser_version for job in reparses} == {PARSER_VERSION}
-    assert {job.entity_id: job.previous_job_id for job in reparses} == old_jobs
-    assert revision_count(engine) == revisions_before  # the output did not change
-    (node,) = graphql(stack, ASSET_NODE, path=COMPANY_RECORDS_PATH)["assetNodes"]
-    assert node["staleStatus"] == "FRESH"
+    assert {job.entity_id: job.previous_job_id for job in reparses} == all_courts_backfill["old_jobs"]
+    assert revision_count(engine) == all_courts_backfill["revisions_before"]  # the output did not change
+    run_ids = {run["runId"] for run in runs}
+    with engine.connect() as conn:
+        workers = set(
+            conn.execute(
+                sa.text("SELECT DISTINCT worker_id FROM processing.processing_jobs WHERE trigger = 'parser_change'")
+            ).scalars()
+        )
+    assert workers <= run_ids  # worked by the backfill's runs, none by a sensor's
+
+    munich = partition_metadata(stack, "D2601")
+    assert (munich["records"], munich["revisions_written"], munich["failed"]) == (3, 0, 0)
+    assert munich["parser_version"] == PARSER_VERSION
+    assert partition_metadata(stack, "Y1308")["records"] == 0  # a court without companies here
+    (node,) = graphql(stack, ASSET_NODE, path=COMPANY_RECORDS_PATH, partition="D2601")["assetNodes"]
+    assert not [cause for cause in node["staleCauses"] if cause["category"] == "CODE"]
+
+
+def test_a_failed_court_is_re_executed_from_failure_and_a_finished_court_writes_nothing_again(
+    stack, all_courts_backfill, samples_dir
+):
+    stack, engine, store = stack
+    # A Berlin company whose stored document is not an SI document: its upload parse fails for good.
+    broken = add_entity_with_si(engine, store, b"<?xml version='1.0'?><invoice/>", number="699", court_code="F1103")
+    wait_until(
+        lambda: [j for j in job_rows(engine, "xml_parsing") if str(j.entity_id) == broken and j.status == "failed"],
+        60,
+        "the sensor's run to fail the broken document",
+    )
+
+    backfill = finished_backfill(stack, launch_backfill(stack, list(COURTS)))
+
+    assert backfill["status"] in ("COMPLETED_FAILED", "FAILED")
+    assert partition_counts(backfill) == {
+        "numPartitionsTargeted": 3,
+        "numPartitionsMaterialized": 2,
+        "numPartitionsFailed": 1,
+    }
+    failed_job = next(
+        j for j in job_rows(engine, "xml_parsing") if str(j.entity_id) == broken and j.trigger == "parser_change"
+    )
+    assert (failed_job.status, failed_job.failure_class) == ("failed", "invalid_file")
+
+    # The document is downloaded again (a good copy); the Backfills page's "Re-execute from failure".
+    good = sample_si_files(samples_dir)[9].read_bytes()
+    with engine.begin() as conn:
+        document_id = store.store(conn, good, kind="si", media_type="application/xml", entity_id=broken)
+        conn.execute(
+            sa.text("UPDATE content.entities SET current_si_document_id = :d WHERE id = :e"),
+            {"d": document_id, "e": broken},
+        )
+    reexecuted = graphql(
+        stack,
+        REEXECUTE_BACKFILL,
+        reexecutionParams={"parentRunId": backfill_id_of(stack, backfill), "strategy": "FROM_FAILURE"},
+    )["reexecutePartitionBackfill"]
+    assert reexecuted["__typename"] == "LaunchBackfillSuccess", reexecuted
+    retry = finished_backfill(stack, reexecuted["backfillId"])
+    assert retry["status"] == "COMPLETED_SUCCESS"
+    assert partition_counts(retry) == {
+        "numPartitionsTargeted": 1,
+        "numPartitionsMaterialized": 1,
+        "numPartitionsFailed": 0,
+    }
+    (redo,) = [j for j in job_rows(engine, "xml_parsing") if j.previous_job_id == failed_job.id]
+    assert (redo.status, redo.trigger, str(redo.raw_document_id)) == ("completed", "parser_change", document_id)
+    berlin = partition_metadata(stack, "F1103")
+    assert (berlin["records"], berlin["revisions_written"], berlin["failed"]) == (1, 1, 0)
+
+    # Running the finished court again, asked for on the command line: no job, no revision.
+    jobs_before, revisions_before = len(job_rows(engine, "xml_parsing")), revision_count(engine)
+    asked = CliRunner().invoke(
+        main,
+        [
+            "reparse",
+            "--backfill",
+            "--court",
+            "F1103",
+            "--webserver",
+            stack.webserver_url,
+            "--reason",
+            "checking the Berlin documents",
+            "--user",
+            str(uuid.uuid4()),
+        ],
+    )
+    assert asked.exit_code == 0, asked.output
+    backfill_id = re.search(r"launched backfill (\w+) of company_records over 1 courts", asked.output).group(1)
+    assert f"{stack.webserver_url}/runs/b/{backfill_id}" in asked.output
+    again = finished_backfill(stack, backfill_id)
+    assert again["status"] == "COMPLETED_SUCCESS"
+    assert (len(job_rows(engine, "xml_parsing")), revision_count(engine)) == (jobs_before, revisions_before)
+    assert partition_metadata(stack, "F1103")["records"] == 0
+
+
+def backfill_id_of(stack: devstack.Stack, backfill: dict) -> str:
+    (run, *_) = backfill["runs"]
+    return next(tag["value"] for tag in run["tags"] if tag["key"] == "dagster/backfill")
+
+
+def dismiss_welcome_dialog(page) -> None:
+    """The webserver greets a new browser with a newsletter dialog over the page."""
+    skip = page.get_by_text("Skip", exact=True)
+    try:
+        skip.wait_for(timeout=5_000)
+    except PlaywrightTimeoutError:  # no dialog this time
+        return
+    skip.click()
+
+
+def test_the_backfills_page_shows_the_backfill_with_its_court_partitions(stack, all_courts_backfill, tmp_path):
+    stack, _, _ = stack
+    backfill_id = all_courts_backfill["id"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+        )
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page.goto(f"{stack.webserver_url}/overview/backfills", wait_until="networkidle")
+        dismiss_welcome_dialog(page)
+        page.get_by_text(backfill_id, exact=True).first.wait_for(timeout=60_000)
+        page.screenshot(path=str(tmp_path / "backfills.png"))
+
+        # The backfill's page: its asset with the court partitions targeted, in progress, done, failed.
+        page.get_by_text(backfill_id, exact=True).first.click()
+        page.wait_for_url(f"**/runs/b/{backfill_id}**")
+        dismiss_welcome_dialog(page)
+        page.get_by_text("100% completed").wait_for(timeout=60_000)
+        lines = page.inner_text("body").splitlines()
+        header = lines.index("Asset name")
+        assert lines[header + 1 : header + 5] == ["Partitions targeted", "In progress", "Succeeded", "Failed"]
+        done = lines.index("100% completed", header)
+        assert "company_records" in lines[header + 5 : done]
+        assert lines[done + 1 : done + 5] == ["173", "0", "173", "0"]
+        page.screenshot(path=str(tmp_path / "backfill.png"))
+        browser.close()

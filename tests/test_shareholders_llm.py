@@ -16,6 +16,7 @@ from orchestration.failures import FailureClass, JobError
 from orchestration.settings import Settings
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
 from orchestration.shareholders.samples import generate_list
+from shareholder_tables import table
 
 CAPITAL = Decimal("25000")
 
@@ -107,7 +108,9 @@ def _settings(url: str) -> Settings:
 
 def _answer_reading(generated) -> Callable[[dict], str]:
     """A model that reads: it knows the list's content only if the list's text was sent to it."""
-    truth = generated.expected.model_dump(mode="json", include={"shareholders", "total_nominal", "currency"})
+    truth = generated.expected.model_dump(
+        mode="json", include={"shareholders", "total_nominal", "total_stated", "currency"}
+    )
     for holder in truth["shareholders"]:
         if holder["percentage_below_one"]:
             holder["percentage"] = None  # as the instructions ask: "< 1 %" has no number
@@ -124,6 +127,9 @@ def _user_text(body: dict) -> str:
     return body["messages"][-1]["content"]
 
 
+HEADINGS = ["Lfd. Nr.", "Gesellschafter", "Nennbetrag in EUR", "Beteiligung in %"]
+
+
 def test_llm_extraction_is_validated_by_the_same_model(endpoint):
     generated = generate_list(4, company_name="Muster GmbH", capital=CAPITAL, layout="multipage", form="text_pdf")
     endpoint.answer = _answer_reading(generated)
@@ -138,34 +144,37 @@ def test_llm_extraction_is_validated_by_the_same_model(endpoint):
     [request] = endpoint.requests
     assert request["model"] == "extraction-model"
     assert request["response_format"]["json_schema"]["strict"] is True
-    assert "Bescheinigung" in _user_text(request)  # every page goes to the model, the notary's too
+    sent = json.loads(_user_text(request))
+    assert sent["headings"] and sent["lines"]  # the table's cells, not the pages' text:
+    assert "Bescheinigung" not in _user_text(request)  # the notary's certificate is no cell
 
 
-def test_auto_asks_the_llm_only_when_the_rules_find_no_table(endpoint):
-    prose = (
-        "Gesellschafterliste der Muster GmbH. Alleinige Gesellschafterin ist die Berger Holding GmbH mit Sitz in "
-        "Köln (Amtsgericht Köln, HRB 1234) mit dem Geschäftsanteil Nr. 1 zu 25.000,00 EUR, das sind 100 %."
-    )
+def test_auto_asks_the_llm_only_when_the_rules_fail_a_check(endpoint):
+    misprinted = table(HEADINGS, [["1", "Berger Holding GmbH, Sitz Köln, Amtsgericht Köln HRB 1234", "25.000,00",
+                                    "60 %"]])
     endpoint.answer = lambda body: json.dumps({
         "shareholders": [{
             "kind": "organisation", "name": "Berger Holding GmbH", "first_name": None, "last_name": None,
             "birth_date": None, "residence": None, "seat": "Köln", "register_court": "Köln", "register_type": "HRB",
             "register_number": "1234", "shares": [{"number": "1", "last_number": None, "nominal": "25000.00"}],
             "nominal_total": "25000.00", "percentage": "100", "percentage_below_one": False,
+            "percentage_derived": False,
         }],
         "total_nominal": "25000.00",
         "currency": "EUR",
+        "low_confidence_cells": [],
     }) if "Berger Holding" in _user_text(body) else "{}"
     settings = _settings(endpoint.url)
-    table = generate_list(2, company_name="Muster GmbH", capital=CAPITAL, layout="per_share", form="text_pdf")
+    generated = generate_list(2, company_name="Muster GmbH", capital=CAPITAL, layout="per_share", form="text_pdf")
 
-    by_rules = parse_shareholder_list(table.content, capital=CAPITAL, settings=settings)
-    by_llm = extract_shareholders([prose], capital=CAPITAL, settings=settings)
+    by_rules = parse_shareholder_list(generated.content, capital=CAPITAL, settings=settings)
+    assert by_rules.method == "rules" and not endpoint.requests
+    by_llm = extract_shareholders(misprinted, capital=CAPITAL, settings=settings)
 
-    assert by_rules.method == "rules" and len(endpoint.requests) == 1
+    assert len(endpoint.requests) == 1
     assert by_llm.method == "llm"
     assert by_llm.shareholders[0].register_number == "1234"
-    assert by_llm.validation.valid
+    assert by_llm.validation.status == "verified"
 
 
 def test_below_one_percent_from_the_llm_gets_its_derived_number(endpoint):
@@ -178,12 +187,15 @@ def test_below_one_percent_from_the_llm_gets_its_derived_number(endpoint):
     assert small and all(holder.percentage is not None and holder.percentage < 1 for holder in small)
 
 
+SOME_TABLE = table(HEADINGS, [["1", "Berger Holding GmbH", "25.000,00", "100 %"]])
+
+
 def test_an_answer_outside_the_model_is_a_parser_error(endpoint):
     endpoint.answer = lambda body: json.dumps({"shareholders": [{"kind": "robot", "name": "X"}], "total_nominal": None,
                                                "currency": None})
 
     with pytest.raises(JobError) as raised:
-        extract_shareholders(["irgendein Text"], method="llm", settings=_settings(endpoint.url))
+        extract_shareholders(SOME_TABLE, method="llm", settings=_settings(endpoint.url))
 
     assert raised.value.failure_class == FailureClass.PARSER_ERROR
     assert raised.value.code == "llm"
@@ -193,13 +205,13 @@ def test_server_errors_are_transient(endpoint):
     endpoint.answer = lambda body: (503, {"error": {"message": "overloaded", "type": "server_error"}})
 
     with pytest.raises(JobError) as raised:
-        extract_shareholders(["irgendein Text"], method="llm", settings=_settings(endpoint.url))
+        extract_shareholders(SOME_TABLE, method="llm", settings=_settings(endpoint.url))
 
     assert raised.value.failure_class == FailureClass.DEPENDENCY_UNAVAILABLE
 
 
 def test_llm_without_an_endpoint_is_unavailable():
     with pytest.raises(JobError) as raised:
-        extract_shareholders(["irgendein Text"], method="llm", settings=Settings(llm_base_url=""))
+        extract_shareholders(SOME_TABLE, method="llm", settings=Settings(llm_base_url=""))
 
     assert raised.value.failure_class == FailureClass.DEPENDENCY_UNAVAILABLE

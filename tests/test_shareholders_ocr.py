@@ -10,8 +10,9 @@ import pytest
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
-from orchestration.shareholders.reading import read_pages
+from orchestration.shareholders.pages import read_pages
 from orchestration.shareholders.samples import generate_list
+from orchestration.shareholders.tables import read_tables
 
 CAPITAL = Decimal("25000")
 
@@ -51,7 +52,7 @@ def test_scanned_list_is_turned_upright_and_read(layout, form, rotation):
     generated = _scan(layout, form, rotation)
 
     pages = read_pages(generated.content)
-    result = extract_shareholders([page.text for page in pages], capital=CAPITAL, method="rules")
+    result = extract_shareholders(read_tables(pages), capital=CAPITAL, method="rules")
 
     assert [page.source for page in pages] == ["ocr"]
     assert pages[0].rotation == rotation

@@ -7,7 +7,7 @@ from decimal import Decimal
 import sqlalchemy as sa
 
 from orchestration.shareholders.model import Share, Shareholder, ShareholderList
-from orchestration.shareholders.store import load_shareholders, store_shareholder_list
+from orchestration.shareholders.store import load_shareholders, review_summary, store_shareholder_list
 from orchestration.shareholders.validation import validate
 
 CAPITAL = Decimal("25000")
@@ -140,3 +140,24 @@ def test_ownership_frame_holds_the_latest_lists_by_default(engine):
     assert len(history) == len(latest) + 1
     assert list(only_child["name"]) == ["Top Holding GmbH"]
     assert latest["nominal_total"].dtype == "float64"
+
+
+def test_the_newest_lists_by_review_status_with_what_to_look_at(engine):
+    checked = _list(_person("Anna Berger", "25000", "100.0", "1"))
+    with engine.begin() as conn:
+        verified = _entity(conn, "Muster GmbH", "100", court_name="Köln")
+        to_review = _entity(conn, "Beispiel GmbH", "200", court_name="Köln")
+        _store(conn, verified, checked)
+        _store(conn, to_review, checked)
+        list_id = _store(conn, to_review, _list(*checked.shareholders, capital=Decimal("50000")), capital=Decimal("50000"))
+        stored = conn.execute(
+            sa.text("SELECT validation ->> 'status' FROM content.shareholder_lists WHERE id = :id"), {"id": list_id}
+        ).scalar_one()
+
+        summary = review_summary(conn, [verified, to_review])
+
+    assert stored == "needs_review"
+    assert (summary["verified"], summary["needs_review"]) == (1, 1)
+    [entry] = summary["to_review"]
+    assert (entry["list_id"], entry["entity_id"]) == (list_id, to_review)
+    assert "nominal_sum_matches_capital" in entry["failed_checks"]

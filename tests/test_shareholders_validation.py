@@ -145,3 +145,24 @@ def test_cli_reports_a_capital_mismatch_with_the_list(tmp_path):
     failed = {check["name"] for check in validation["checks"] if check["status"] == "failed"}
     assert "nominal_sum_matches_capital" in failed
     assert "percentages_sum_to_100" not in failed
+    assert validation["status"] == "needs_review"
+    assert "review status: needs_review" in result.stderr
+    assert "failed check nominal_sum_matches_capital" in result.stderr
+
+
+def test_cli_shows_the_cells_a_person_should_look_at(samples_dir, tmp_path):
+    """A fax-quality list with a shaded heading: read, but with cells OCR was unsure of, so it
+    is for review, and the CLI names those cells."""
+    path = samples_dir / "gesellschafterliste" / "HRB_25052.tif"
+    if not path.exists():
+        pytest.skip("the real shareholder lists are not there")
+
+    result = CliRunner().invoke(main, ["shareholders", "parse", str(path), "--capital", "25000"])
+
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["validation"]["status"] == "needs_review"
+    assert document["low_confidence_cells"]
+    assert "review status: needs_review" in result.stderr
+    assert "failed check read_confidently" in result.stderr
+    assert "low-confidence cell on page 1" in result.stderr

@@ -9,7 +9,7 @@ import click
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.parse import METHODS, parse_shareholder_list
-from orchestration.shareholders.rules import parse_amount
+from orchestration.shareholders.values import parse_amount
 
 
 @click.group()
@@ -35,7 +35,8 @@ class _Capital(click.ParamType):
 @click.option("--method", type=click.Choice(METHODS), default="auto", show_default=True,
               help="rules; llm (needs HREG_LLM_BASE_URL); auto: rules, and the LLM when they fail.")
 def parse_command(file: Path, capital: Decimal | None, method: str) -> None:
-    """Print the shareholders of a list FILE (PDF, TIFF, PNG, JPEG) as JSON."""
+    """Print the shareholders of a list FILE (PDF, TIFF, PNG, JPEG) as JSON; its review status
+    (verified or needs_review), failed checks and low-confidence cells follow on stderr."""
     try:
         content = file.read_bytes()
     except OSError as error:
@@ -47,6 +48,12 @@ def parse_command(file: Path, capital: Decimal | None, method: str) -> None:
     except JobError as error:
         raise click.ClickException(str(error).replace("\n", " ")) from None
     click.echo(result.model_dump_json(indent=2))
+    validation = result.validation
+    click.echo(f"review status: {validation.status}", err=True)
+    for check in validation.failed:
+        click.echo(f"  failed check {check.name}: {check.message}", err=True)
+    for cell in result.low_confidence_cells:
+        click.echo(f"  low-confidence cell on page {cell.page}: {cell.text!r} ({cell.confidence:.0f})", err=True)
 
 
 @shareholders.command("request")

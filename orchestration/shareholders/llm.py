@@ -8,6 +8,7 @@ method has the same shape and the same guarantees.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import openai
@@ -16,14 +17,18 @@ from pydantic import ValidationError
 from orchestration.failures import FailureClass, JobError
 from orchestration.settings import Settings
 from orchestration.shareholders.model import ExtractedList
+from orchestration.shareholders.tables import Table
 
 MAX_TEXT_CHARS = 100_000
 REQUEST_TIMEOUT_S = 180
 SCHEMA_NAME = "shareholder_list"
 
 INSTRUCTIONS = """\
-You read the text of a German shareholder list (Gesellschafterliste, GmbHG §40) and return its
-shareholders as JSON matching the schema. The text may come from OCR and contain small errors.
+You read the table of a German shareholder list (Gesellschafterliste, GmbHG §40), given as JSON:
+its column headings and its lines, each a mapping from heading to the text of that cell, and
+return its shareholders as JSON matching the schema. The cells may come from OCR and contain small
+errors. A shareholder's cells may run over several lines; the changes column (Veränderungen) is
+never part of a name.
 - One entry per shareholder, in the order of the list, with all of their shares.
 - kind: "person" for a natural person, "organisation" for a company, foundation or association.
 - Persons: name as "First Last", first_name, last_name, birth_date (YYYY-MM-DD), residence.
@@ -59,7 +64,7 @@ def _strict(node: Any) -> Any:
     return node
 
 
-def extract_with_llm(pages: list[str], settings: Settings) -> ExtractedList:
+def extract_with_llm(table: Table, settings: Settings) -> ExtractedList:
     """Ask the configured endpoint; raises JobError for an unreachable endpoint or an unusable answer."""
     if not settings.llm_base_url:
         raise JobError(
@@ -68,7 +73,9 @@ def extract_with_llm(pages: list[str], settings: Settings) -> ExtractedList:
             source="shareholders",
             code="llm",
         )
-    text = "\n\n".join(f"--- page {number} ---\n{page}" for number, page in enumerate(pages, 1))
+    text = json.dumps(
+        {"headings": [column.heading for column in table.columns], "lines": table.as_rows()}, ensure_ascii=False
+    )
     client = openai.OpenAI(
         base_url=settings.llm_base_url,
         api_key=settings.llm_api_key or "not-needed",

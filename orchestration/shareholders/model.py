@@ -56,6 +56,17 @@ class Shareholder(_Strict):
         '"< 1 %", derived from the nominal amounts.',
     )
     percentage_below_one: bool = Field(False, description='The list states "< 1 %" instead of a number.')
+    percentage_derived: bool = Field(
+        False, description="The list states no percentage (older lists need not); derived from the nominal amounts."
+    )
+
+
+class LowConfidenceCell(_Strict):
+    """A table cell that carries a value and that OCR read with low confidence."""
+
+    page: int
+    text: str
+    confidence: float
 
 
 class ExtractedList(_Strict):
@@ -65,7 +76,11 @@ class ExtractedList(_Strict):
     total_nominal: DecimalString | None = Field(
         None, description="Total nominal capital: the list's sum line, else the sum of the shareholders."
     )
+    total_stated: bool = Field(False, description="total_nominal is the list's own sum line, not the sum of the shareholders.")
     currency: str | None = Field(None, description='ISO currency code such as "EUR".')
+    low_confidence_cells: list[LowConfidenceCell] = Field(
+        default_factory=list, description="Cells read with low OCR confidence; empty for a text layer."
+    )
 
 
 class Check(_Strict):
@@ -81,6 +96,12 @@ class Validation(BaseModel):
     @property
     def valid(self) -> bool:
         return not self.failed
+
+    @computed_field
+    @property
+    def status(self) -> Literal["verified", "needs_review"]:
+        """verified only when every check passed; anything else is for a person to look at."""
+        return "verified" if self.valid else "needs_review"
 
     @property
     def failed(self) -> list[Check]:

@@ -1,15 +1,18 @@
-"""Tesseract OCR of one page image: orientation first (OSD), then German text line by line."""
+"""Tesseract OCR of one scanned page: orientation first (OSD), then its words with boxes and confidences."""
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from itertools import pairwise
 
+import numpy as np
 import pytesseract
 from PIL import Image, ImageFilter
 
 from orchestration.failures import FailureClass, JobError
+from orchestration.shareholders.page import Page, Rule, Word
+from orchestration.shareholders.ruling import find_rules
 
 # Tesseract's OpenMP threads spin and contend on a busy machine; one thread per process is faster
 # there, and pages are read in parallel processes instead (reading.py).
@@ -18,6 +21,10 @@ os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 LANGUAGE = "deu"
 # psm 6 reads the page as one block, so a table row stays one line instead of one block per column.
 TEXT_CONFIG = "--psm 6"
+# A number read once more on its own: one word (psm 8).
+WORD_CONFIG = "--psm 8"
+REREAD_BELOW = 60.0
+MAX_REREADS = 20  # per page, the least certain first: each costs a Tesseract run
 PAGE_TIMEOUT_S = 120
 # Tesseract reads best at about 300 dpi: the short side of an A4 page is 2480 pixels then.
 TARGET_SHORT_SIDE = 2480
@@ -26,12 +33,15 @@ DENOISE_RADIUS = 1.0
 # Orientation needs far less detail than reading, and OSD time grows with the pixels: ~110 dpi.
 OSD_SHORT_SIDE = 900
 OSD_MIN_CONFIDENCE = 1.0
-
-
-@dataclass(frozen=True)
-class OcrPage:
-    text: str
-    rotation: int  # degrees the page was turned clockwise to read it upright
+# Scans are skewed by up to a degree or two; the angle is found on a copy this wide.
+SKEW_RANGE = 2.0
+SKEW_STEPS = 10
+SKEW_WIDTH = 1000
+# A page whose words Tesseract reads with a median confidence below this may be upside down.
+MIN_LEGIBILITY = 60.0
+MIN_WORDS_TO_TURN = 20  # a page with fewer (a stamp, a signature) is not worth turning
+# A column strip is read on its own when its rules run over this share of the page's height.
+MIN_STRIP_SHARE = 0.05
 
 
 def require_tesseract() -> None:
@@ -55,23 +65,119 @@ def require_tesseract() -> None:
         )
 
 
-def ocr_page(image: Image.Image, *, max_pixels: int) -> OcrPage:
-    """Text of a scanned page, turned upright first; upscaling never exceeds ``max_pixels``."""
-    image = image.convert("L")
+def read_scan(image: Image.Image, *, number: int, max_pixels: int) -> Page:
+    """A scanned page turned upright, its rules found and removed, and its words read with their
+    boxes and confidences; upscaling never exceeds ``max_pixels``."""
+    image = _upscale(image.convert("L"), max_pixels)
     rotation = detect_rotation(image)
+    page = _read_upright(image, rotation, number)
+    if _legibility(page.words) >= MIN_LEGIBILITY or len(page.words) < MIN_WORDS_TO_TURN:
+        return page
+    # OSD confuses a page with its upside-down self now and then, and finds too little text on
+    # some: a page with words that read poorly is tried every way round, on a reduced copy,
+    # and read in full the way it reads best.
+    reduced = image.resize((image.width // 3, image.height // 3), Image.Resampling.BILINEAR)
+    tries = {turn: _legibility(_words(reduced.rotate(-turn, expand=True, fillcolor=255))) for turn in (0, 90, 180, 270)}
+    best = max(tries, key=tries.get)
+    return _read_upright(image, best, number) if best != rotation else page
+
+
+def _read_upright(image: Image.Image, rotation: int, number: int) -> Page:
     if rotation:
         # Tesseract reports clockwise degrees; PIL rotates counter-clockwise.
         image = image.rotate(-rotation, expand=True, fillcolor=255)
+    skew = detect_skew(image)
+    if skew:
+        image = image.rotate(skew, resample=Image.Resampling.BILINEAR, expand=False, fillcolor=255)
+    rules, cleaned = find_rules(np.asarray(image))
     # Scanner noise, JPEG artefacts and fax-style bilevel edges break thin commas and dots apart;
     # a slight blur at ~300 dpi lets Tesseract's own binarisation see them whole again.
-    image = _upscale(image, max_pixels).filter(ImageFilter.GaussianBlur(DENOISE_RADIUS))
+    readable = Image.fromarray(cleaned).filter(ImageFilter.GaussianBlur(DENOISE_RADIUS))
+    words = _words(readable)
+    # In a ruled table each column is read on its own as well: read as one block, a column's
+    # lines would be paired with its neighbours' lines, whose baselines differ in multi-line cells.
+    for x0, y0, x1, y1 in _column_strips(rules, image.width, image.height):
+        strip = _words(readable.crop((x0, y0, x1, y1)), offset=(x0, y0))
+        words = [w for w in words if not (x0 <= (w.x0 + w.x1) / 2 < x1 and y0 <= w.center_y < y1)] + strip
+    words = _reread_uncertain(readable, words)
+    return Page(
+        number=number,
+        width=image.width,
+        height=image.height,
+        words=words,
+        rules=rules,
+        source="ocr",
+        rotation=rotation,
+    )
+
+
+def _reread_uncertain(image: Image.Image, words: list[Word]) -> list[Word]:
+    """Numbers Tesseract was unsure of, read once more each on its own (as one word, psm 8): read
+    alone, a number loses the neighbours that misled the page's reading. The better reading stays."""
+    uncertain = sorted(
+        (w for w in words if w.confidence < REREAD_BELOW and any(c.isdigit() for c in w.text)),
+        key=lambda w: w.confidence,
+    )[:MAX_REREADS]
+    better: dict[int, Word] = {}
+    for word in uncertain:
+        pad = word.height * 0.4
+        box = (
+            max(int(word.x0 - pad), 0),
+            max(int(word.y0 - pad), 0),
+            min(int(word.x1 + pad), image.width),
+            min(int(word.y1 + pad), image.height),
+        )
+        read = _words(image.crop(box), offset=(box[0], box[1]), config=WORD_CONFIG)
+        if read and min(w.confidence for w in read) > word.confidence:
+            text = " ".join(w.text for w in sorted(read, key=lambda w: w.x0))
+            better[id(word)] = Word(text, word.x0, word.y0, word.x1, word.y1, min(w.confidence for w in read))
+    return [better.get(id(word), word) for word in words]
+
+
+def _legibility(words: list[Word]) -> float:
+    """The median confidence of words of three letters or more; 0 without any."""
+    confidences = sorted(w.confidence for w in words if sum(c.isalpha() for c in w.text) >= 3)
+    return confidences[len(confidences) // 2] if confidences else 0.0
+
+
+def _words(image: Image.Image, offset: tuple[float, float] = (0, 0), config: str = TEXT_CONFIG) -> list[Word]:
     try:
-        text = _tesseract(pytesseract.image_to_string, image, lang=LANGUAGE, config=TEXT_CONFIG)
+        data = _tesseract(
+            pytesseract.image_to_data, image, lang=LANGUAGE, config=config, output_type=pytesseract.Output.DICT
+        )
     except pytesseract.TesseractError as error:
         raise JobError(
             FailureClass.INVALID_FILE, f"Tesseract cannot read a page: {error}", source="shareholders"
         ) from error
-    return OcrPage(text=text, rotation=rotation)
+    dx, dy = offset
+    return [
+        Word(
+            text=text.strip(),
+            x0=left + dx,
+            y0=top + dy,
+            x1=left + width + dx,
+            y1=top + height + dy,
+            confidence=float(conf),
+        )
+        for text, left, top, width, height, conf in zip(
+            data["text"], data["left"], data["top"], data["width"], data["height"], data["conf"], strict=True
+        )
+        if text.strip() and float(conf) >= 0
+    ]
+
+
+def _column_strips(rules: list[Rule], width: int, height: int) -> list[tuple[int, int, int, int]]:
+    """The areas between neighbouring vertical rules that run side by side over a good part of the
+    page: the columns of a ruled table."""
+    verticals = sorted(
+        (r for r in rules if not r.horizontal and r.y1 - r.y0 >= height * MIN_STRIP_SHARE), key=lambda r: r.x0
+    )
+    strips = []
+    for left, right in pairwise(verticals):
+        top, bottom = max(left.y0, right.y0), min(left.y1, right.y1)
+        if right.x0 - left.x0 >= width * 0.02 and bottom - top >= height * MIN_STRIP_SHARE:
+            strips.append((int(left.x0) + 2, int(top), int(right.x0) - 2, int(bottom)))
+    return strips
 
 
 def _upscale(image: Image.Image, max_pixels: int) -> Image.Image:
@@ -81,6 +187,22 @@ def _upscale(image: Image.Image, max_pixels: int) -> Image.Image:
     if scale < 1.1:
         return image
     return image.resize((round(width * scale), round(height * scale)), Image.Resampling.LANCZOS)
+
+
+def detect_skew(image: Image.Image) -> float:
+    """Counter-clockwise degrees (within ±SKEW_RANGE) that straighten the page's lines: the angle
+    at which the rows of ink are sharpest (the projection profile's variance is highest)."""
+    scale = SKEW_WIDTH / image.width
+    small = image.resize((SKEW_WIDTH, max(round(image.height * scale), 1)), Image.Resampling.BILINEAR)
+    ink = Image.eval(small, lambda value: 255 - value)
+    best, best_score = 0.0, -1.0
+    for step in range(-SKEW_STEPS, SKEW_STEPS + 1):
+        angle = step * SKEW_RANGE / SKEW_STEPS
+        profile = np.asarray(ink.rotate(angle, resample=Image.Resampling.BILINEAR), dtype=np.float64).sum(axis=1)
+        score = float(np.var(np.diff(profile)))
+        if score > best_score:
+            best, best_score = angle, score
+    return best if abs(best) >= SKEW_RANGE / SKEW_STEPS / 2 else 0.0
 
 
 def detect_rotation(image: Image.Image) -> int:

@@ -1,110 +1,144 @@
-"""Rule-based extraction of the standard table layouts of a Gesellschafterliste.
+"""Shareholder rows from the table: lines grouped into rows, rows into shareholders, cells into values.
 
-The text comes line by line, from a PDF text layer or OCR, so a table row is one line: running
-number (or a range "1 bis 12.500"), shareholder description, nominal amounts, percentages and a
-changes column. A shareholder's description may run over several lines, beside further share
-rows; a description line continues the current shareholder while it adds what that shareholder
-still lacks (birth date, residence, seat, register), and otherwise starts the next one.
+A row starts where a rule crosses the shareholder column, or, in lists without such rules, where
+a new running number starts. A row without a shareholder of its own (a further share line beside
+a merged cell) belongs to the shareholder before it, and rows naming the same shareholder again
+(one row per share) are one shareholder. Text in the changes column is never read.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import date
 from decimal import Decimal
+from difflib import SequenceMatcher
+from typing import Literal
 
 from orchestration.failures import FailureClass, JobError
+from orchestration.shareholders.columns import Role
 from orchestration.shareholders.model import ExtractedList, Share, Shareholder
+from orchestration.shareholders.tables import Table, TableLine, join_lines
+from orchestration.shareholders.values import (
+    amounts_in,
+    birth_date_in,
+    currency_in,
+    firm_name,
+    is_organisation,
+    percentages_in,
+    register_of,
+    running_numbers_in,
+    seat_of,
+    without_money,
+)
 
-_NUMBER = r"\d+(?:[.:,]\d+)*"
-# Amounts carry decimals or thousands separators, so a register or house number is never one.
-_AMOUNT = r"\d{1,3}(?:[.,']\d{3})*[.,]\d{2}(?!\d)|\d{1,3}(?:[.,']\d{3})+(?![\d.,])"
-_PERCENT = r"<\s*1\s*%|\d{1,3}(?:[.,]\d{1,4})?\s*%"
-_CURRENCY = r"(?:EUR|€|DM|USD|CHF|GBP)"
-
-ROW = re.compile(
-    rf"^(?P<first>{_NUMBER})(?:\s*(?:bis|to|-)\.?\s*(?P<last>{_NUMBER}))?\s+(?P<rest>.*)$", re.IGNORECASE
-)
-TAIL = re.compile(
-    rf"(?:^|\s)(?P<each>(?:je|each|à)\s+)?(?P<amount1>{_AMOUNT})(?:\s*{_CURRENCY})?"
-    rf"(?:\s+(?P<amount2>{_AMOUNT})(?:\s*{_CURRENCY})?)?"
-    # After the percentages the changes column may say anything ("Teilung von Nr. 3"); without
-    # percentages only words may follow, so a number in a description is not taken for an amount.
-    rf"(?:\s+(?P<percent1>{_PERCENT})(?:\s+(?P<percent2>{_PERCENT}))?(?:\s+.*)?|(?:\s+[^\d%]*)?)$",
-    re.IGNORECASE,
-)
-HEADER = re.compile(r"Nennbetrag|Nennwert|Nominal\s+(?:amount|value)", re.IGNORECASE)
-SUM = re.compile(
-    rf"^(?:Summe|Gesamtsumme|Gesamt|Total|Stammkapital|Share capital)\b\D*(?P<amount>{_AMOUNT})", re.IGNORECASE
-)
-PAGE_FOOTER = re.compile(r"^(?:Seite|Page)\s*\d+|^\d+\s*/\s*\d+$", re.IGNORECASE)
-CURRENCY = re.compile(rf"(?<![A-Za-z]){_CURRENCY}(?![A-Za-z])")
-
-BIRTH = re.compile(
-    r"(?:geb\.?|geboren(?:\s+am)?|born(?:\s+on)?)?\s*(?P<day>\d{1,2})\.\s?(?P<month>\d{1,2})\.\s?(?P<year>\d{4})",
-    re.IGNORECASE,
-)
-RESIDENCE = re.compile(
-    r"(?:wohnhaft(?:\s+in)?|resident\s+in|residing\s+in|Wohnort\s*:?)\s*(?P<place>[^,]+)", re.IGNORECASE
-)
-# OCR reads the colon of "Sitz:" as "!" or ";" now and then.
-SEAT = re.compile(
-    r"(?:mit\s+)?\b(?:Sitz|seat|registered\s+office)\b\s*(?:[:;!.]|\s+in\b)?\s*(?P<place>[^,]+)", re.IGNORECASE
-)
-COURT = re.compile(
-    r"(?:Amtsgericht|Registergericht|Local\s+Court(?:\s+of)?|register\s+court)\s*:?\s*"
-    r"(?P<court>[^,]+?)(?=\s*(?:,|\b(?:HRA|HRB|GnR|PR|VR)\b|$))",
-    re.IGNORECASE,
-)
-REGISTER = re.compile(r"\b(?P<type>HRA|HRB|GnR|PR|VR)\s*(?P<number>\d+)(?:\s+(?P<suffix>[A-Z]{1,2})\b)?")
-LEGAL_FORM = re.compile(
-    r"\b(?:GmbH|mbH|AG|SE|KG|KGaA|OHG|UG|eG|e\.\s?V\.|GbR|PartG|Stiftung|Ltd\.?|Limited|LLC|Inc\.?|B\.V\.|S\.A\.)(?!\w)"
-)
+SAME_HOLDER = 0.85
 
 
 @dataclass
 class _Row:
-    share: Share
-    share_percentage: str | None
-    holder_percentage: str | None
+    lines: list[TableLine] = field(default_factory=list)
+
+    def text(self, columns: list[int]) -> str:
+        parts = [join_lines([line.text(column) for line in self.lines]) for column in columns]
+        return ", ".join(part for part in parts if part)
 
 
 @dataclass
-class _Draft:
-    """A shareholder while its lines are being collected."""
-
-    lines: list[str] = field(default_factory=list)
-    rows: list[_Row] = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        return ", ".join(self.lines)
+class _Holder:
+    text: str
+    shares: list[Share] = field(default_factory=list)
+    share_percentages: list[Decimal | None] = field(default_factory=list)
+    stated_total: Decimal | None = None
+    stated_percentage: Decimal | None = None
+    below_one: bool = False
 
 
-def extract(pages: list[str]) -> ExtractedList:
-    """Shareholders of a list from the text of its pages; raises parser_error for no table."""
-    lines = [_clean(line) for page in pages for line in page.splitlines()]
-    table = _Table()
-    for line in lines:
-        if line and not table.done:
-            table.feed(line)
-    if not table.drafts:
-        raise JobError(
-            FailureClass.PARSER_ERROR,
-            "no shareholder table found" if not table.seen_header else "the shareholder table has no rows",
-            source="shareholders",
-        )
-    holders = [_shareholder(draft) for draft in table.drafts]
-    total = table.total if table.total is not None else sum((h.nominal_total for h in holders), Decimal(0))
-    if total:
-        holders = _restore_dropped_decimal_marks(holders, total)
-    return ExtractedList(shareholders=holders, total_nominal=total, currency=table.currency)
+@dataclass
+class _RowReading:
+    """The values of one row."""
+
+    shares: list[Share]
+    share_percentages: list[Decimal | None]
+    stated_total: Decimal | None  # the row's "total nominal" cell
+    stated_percentage: Decimal | None  # the shareholder's percentage in total
+    below_one: bool  # "< 1 %" where no number is stated
+    # A sum printed under the row's last amount, without a label: the shareholder's ("subtotal"),
+    # the list's ("total"), or either, as long as the first shareholder is the only one read.
+    trailing_sum: tuple[Literal["subtotal", "total", "either"], Decimal] | None
 
 
-def _restore_dropped_decimal_marks(holders: list[Shareholder], total: Decimal) -> list[Shareholder]:
-    """OCR often loses the thin comma in "7,0 %"; where a list prints its percentages with d decimals,
-    a whole number that matches the nominal amounts once read with d decimals is read so."""
+@dataclass(frozen=True)
+class _Sums:
+    list_so_far: Decimal  # what the rows before hold
+    holder_so_far: Decimal  # what the rows before hold of this row's shareholder
+
+
+def extract(table: Table | None) -> ExtractedList:
+    """The shareholders of a table; raises parser_error when there is none or it has no rows."""
+    if table is None:
+        raise JobError(FailureClass.PARSER_ERROR, "no shareholder table found", source="shareholders")
+    by_role = _columns_by_role(table)
+    rows = _rows(table, by_role)
+    holders: list[_Holder] = []
+    running_sum = Decimal(0)
+    total_from_row: Decimal | None = None
+    # A sum under the first shareholder's lines is its subtotal if more shares follow, else the list's.
+    undecided: tuple[_Holder, Decimal] | None = None
+    for row in rows:
+        holder_text = row.text(by_role[Role.HOLDER] + by_role[Role.DETAIL])
+        list_number = LIST_NUMBER.match(holder_text) if not by_role[Role.NUMBER] else None
+        if list_number:
+            holder_text = holder_text[list_number.end() :]
+        holder = _holder_for(holders, holder_text)
+        if holder is None:
+            holder = _Holder(text=holder_text)
+            holders.append(holder)
+        sums = _Sums(list_so_far=running_sum, holder_so_far=_nominal(holder))
+        reading = _read_row(row, by_role, sums, list_number.group(1) if list_number else None)
+        if reading is None:
+            continue
+        if reading.shares and undecided:
+            undecided[0].stated_total = undecided[1]
+            undecided = None
+        if reading.trailing_sum is not None:
+            kind, value = reading.trailing_sum
+            if kind == "subtotal":
+                holder.stated_total = value
+            elif kind == "total":
+                total_from_row = value
+            else:
+                undecided = (holder, value)
+        running_sum += sum((s.nominal * (s.count or 1) for s in reading.shares), Decimal(0))
+        holder.shares += reading.shares
+        holder.share_percentages += reading.share_percentages
+        if reading.stated_total is not None:
+            holder.stated_total = (holder.stated_total or Decimal(0)) + reading.stated_total
+        if holder.stated_percentage is None:
+            holder.stated_percentage = reading.stated_percentage
+        holder.below_one |= reading.below_one
+    if undecided:
+        total_from_row = undecided[1]
+    holders = [h for h in holders if h.shares]
+    if not holders:
+        raise JobError(FailureClass.PARSER_ERROR, "the shareholder table has no rows", source="shareholders")
+    total = _list_total(table) or total_from_row
+    shareholders = _restore_dropped_decimal_marks([_shareholder(holder) for holder in holders], total)
+    text = " ".join(c.text for line in table.lines for c in line.cells.values())
+    currency = currency_in(" ".join(column.heading for column in table.columns) + " " + text)
+    return ExtractedList(
+        shareholders=shareholders,
+        total_nominal=total if total is not None else sum((_nominal(h) for h in holders), Decimal(0)),
+        total_stated=total is not None,
+        currency=currency,
+        low_confidence_cells=table.low_confidence_cells(),
+    )
+
+
+def _restore_dropped_decimal_marks(holders: list[Shareholder], total: Decimal | None) -> list[Shareholder]:
+    """OCR often loses the thin comma in "8,0 %"; where a list prints its percentages with d
+    decimals, a whole number that matches the nominal amounts once read with d decimals is read so."""
+    if not total:
+        return holders
     places = [-h.percentage.as_tuple().exponent for h in holders if h.percentage is not None]
     decimals = max(set(places), key=places.count, default=0)
     if decimals < 1:
@@ -120,218 +154,237 @@ def _restore_dropped_decimal_marks(holders: list[Shareholder], total: Decimal) -
     return restored
 
 
-def _clean(line: str) -> str:
-    line = line.replace("|", " ").replace("\u2013", "-").replace("\u2014", "-").replace("\u00a0", " ")
-    # Specks on a scan come out as lone dots, commas and quotes between the columns.
-    line = re.sub(r"(?<!\S)[.,:;'\"_\u201a\u201c\u201d\u201e\u2018\u2019]+(?!\S)", " ", line)
-    line = re.sub(r"(?<=\d)[.,:;'](?=\s*%|\s|$)", "", line)  # or stuck to the end of a number
-    return re.sub(r"\s+", " ", line).strip(" _")
+def _columns_by_role(table: Table) -> dict[Role, list[int]]:
+    by_role: dict[Role, list[int]] = {role: [] for role in Role}
+    for index, column in enumerate(table.columns):
+        for role in column.roles:
+            by_role[role].append(index)
+    if not by_role[Role.HOLDER]:
+        # The widest column without a role of its own names the shareholders.
+        free = [i for i, c in enumerate(table.columns) if not c.roles]
+        if free:
+            by_role[Role.HOLDER].append(max(free, key=lambda i: table.columns[i].x1 - table.columns[i].x0))
+        elif by_role[Role.DETAIL]:
+            by_role[Role.HOLDER].append(by_role[Role.DETAIL].pop(0))
+    return by_role
 
 
-class _Table:
-    """Reads lines in order: before the header, in a header, in rows, after the sum line."""
+def _rows(table: Table, by_role: dict[Role, list[int]]) -> list[_Row]:
+    holder_columns = [table.columns[i] for i in by_role[Role.HOLDER]]
 
-    def __init__(self) -> None:
-        self.seen_header = False
-        self.in_header = False
-        self.done = False
-        self.drafts: list[_Draft] = []
-        self.total: Decimal | None = None
-        self.currency: str | None = None
+    def crosses_holder(line: TableLine) -> bool:
+        return any(
+            min(x1, column.x1) - max(x0, column.x0) >= 0.5 * min(column.x1 - column.x0, 10_000)
+            for x0, x1 in line.rules_above
+            for column in holder_columns
+        )
 
-    def feed(self, line: str) -> None:
-        if HEADER.search(line):
-            self.seen_header = self.in_header = True
-            self._note_currency(line)
-            return
-        if not self.seen_header or PAGE_FOOTER.match(line):
-            return
-        if match := SUM.match(line):
-            self.total = parse_amount(match.group("amount"))
-            self._note_currency(line)
-            self.done = True
-            return
-        row = _parse_row(line)
-        if row is None and self.drafts and not self.in_header:
-            row = self._row_with_lost_number(line)
-        if row is None:
-            if not self.in_header and self.drafts:
-                self.drafts[-1].lines.append(line)
-            else:
-                self._note_currency(line)
-            return
-        self.in_header = False
-        share_row, description = row
-        if not self.drafts or (description and not _continues(self.drafts[-1], description)):
-            self.drafts.append(_Draft())
-        draft = self.drafts[-1]
-        if description:
-            draft.lines.append(description)
-        draft.rows.append(share_row)
-
-    def _row_with_lost_number(self, line: str) -> tuple[_Row, str] | None:
-        """A line with amounts and percentages is a share row even when OCR lost or garbled its
-        running number ("Z" for 7, "-" for 4): it then continues the plain numbering."""
-        last = self.drafts[-1].rows[-1].share
-        previous = last.last_number or last.number
-        if not previous.isdigit():
-            return None  # after section numbers (3.1, 3.2) the next number cannot be inferred
-        rest = re.sub(r"^[^\d\s]{1,2}\s+", "", line)
-        row = _parse_row(f"{int(previous) + 1} {rest}")
-        return row if row is not None and row[0].share_percentage else None
-
-    def _note_currency(self, line: str) -> None:
-        if self.currency is None and (match := CURRENCY.search(line)):
-            self.currency = "EUR" if match.group(0) == "€" else match.group(0)
+    # A table that draws rules between its lines (if only beside a merged shareholder cell) starts
+    # rows at the rules that cross the shareholder column; one without starts them at running
+    # numbers. The rule under a page's heading separates no rows.
+    first_on_page = {
+        id(line) for index, line in enumerate(table.lines) if not index or line.page != table.lines[index - 1].page
+    }
+    ruled = any(line.rules_above for line in table.lines if id(line) not in first_on_page)
+    rows: list[_Row] = []
+    previous_number = ""
+    for line in table.lines:
+        number_text = " ".join(line.text(c) for c in by_role[Role.NUMBER]) or _list_number(line, by_role)
+        starts_number = (
+            bool(re.match(r"\s*\d", number_text))
+            and not re.search(r"(?:bis|to|-|\u2013|\u2014)\s*$", previous_number)
+            and bool(running_numbers_in(without_money(number_text)))
+        )
+        if previous_number or number_text:
+            previous_number = number_text or previous_number
+        if ruled:
+            new_row = not rows or crosses_holder(line) or id(line) in first_on_page
+        else:
+            # A number OCR could not read still starts a row where a new shareholder begins.
+            unread_number = bool(number_text.strip()) and not starts_number and _begins_holder(line, by_role)
+            new_row = not rows or ((starts_number or unread_number) and _has_number(rows[-1], by_role))
+        if new_row and rows and not rows[-1].lines:
+            new_row = False
+        if new_row:
+            rows.append(_Row())
+        rows[-1].lines.append(line)
+    return rows
 
 
-def _parse_row(line: str) -> tuple[_Row, str] | None:
-    """A share row and the description text in it, or None for any other line."""
-    match = ROW.match(line)
-    if not match:
-        return None
-    tail = TAIL.search(match.group("rest"))
-    if not tail:
-        return None
-    first = _running_number(match.group("first"))
-    last = _running_number(match.group("last")) if match.group("last") else None
-    description = match.group("rest")[: tail.start()].strip(" ,;")
-    amounts = [parse_amount(tail.group(key)) for key in ("amount1", "amount2") if tail.group(key)]
-    share = Share(number=first, last_number=last, nominal=amounts[0])
-    count = share.count or 1
-    if len(amounts) == 2:
-        if amounts[0] * count != amounts[1]:
-            return None  # two numbers that are not "each" and "total": not a row we understand
-    elif count > 1 and not tail.group("each"):
-        # A range with one amount: the row's total, shared equally.
-        share = share.model_copy(update={"nominal": (amounts[0] / count).quantize(Decimal("0.01"))})
-    percentages = [tail.group(key) for key in ("percent1", "percent2") if tail.group(key)]
-    return (
-        _Row(
-            share=share,
-            share_percentage=percentages[0] if percentages else None,
-            holder_percentage=percentages[1] if len(percentages) == 2 else None,
-        ),
-        description,
+def _begins_holder(line: TableLine, by_role: dict[Role, list[int]]) -> bool:
+    text = " ".join(line.text(c) for c in by_role[Role.HOLDER])
+    return len(re.sub(r"\W", "", text)) >= 3 and not CONTINUATION.match(text)
+
+
+def _has_number(row: _Row, by_role: dict[Role, list[int]]) -> bool:
+    return any(line.text(c) for line in row.lines for c in by_role[Role.NUMBER]) or any(
+        _list_number(line, by_role) for line in row.lines
     )
 
 
-def _running_number(text: str) -> str:
-    """ "12.500" is twelve thousand five hundred; "1.1" (or OCR's "1:1") is a section number."""
-    if re.fullmatch(r"\d{1,3}(?:[.,]\d{3})+", text):
-        return re.sub(r"\D", "", text)
-    return re.sub(r"[:,]", ".", text)
+LIST_NUMBER = re.compile(r"^\s*(\d{1,4})\.\s+(?=\D)")
 
 
-def parse_amount(text: str) -> Decimal:
-    """A nominal amount in German or English notation: "12.500,00", "12,500.00", "1.000"."""
-    digits = re.sub(r"[^\d.,]", "", text)
-    match = re.fullmatch(r"(?P<whole>[\d.,]*?)(?:[.,](?P<cents>\d{2}))?", digits)
-    if not match or not match.group("whole"):
-        raise ValueError(f"not an amount: {text!r}")
-    whole = re.sub(r"\D", "", match.group("whole"))
-    return Decimal(f"{whole}.{match.group('cents') or '00'}")
+def _list_number(line: TableLine, by_role: dict[Role, list[int]]) -> str:
+    """In a list without a number column, the entry's number before the shareholder ("1. …")."""
+    if by_role[Role.NUMBER] or not by_role[Role.HOLDER]:
+        return ""
+    match = LIST_NUMBER.match(line.text(by_role[Role.HOLDER][0]))
+    return match.group(1) if match else ""
 
 
-def parse_percentage(text: str) -> Decimal | None:
-    """The stated percentage with its printed precision, or None for "< 1 %"."""
-    if "<" in text:
+def _read_row(row: _Row, by_role: dict[Role, list[int]], sums: _Sums, list_number: str | None) -> _RowReading | None:
+    """A row's cells as values; None for a row without a number or an amount. ``list_number`` is
+    the entry's number in a list without a number column."""
+    number_columns = by_role[Role.NUMBER]
+    nominal_columns = by_role[Role.NOMINAL]
+    mixed = set(number_columns) & set(nominal_columns)
+    number_text = without_money(row.text(number_columns)) if number_columns else ""
+    numbers = running_numbers_in(number_text) or ([(list_number, None)] if list_number else [])
+    amount_text = row.text(nominal_columns)
+    if not numbers:
+        mentions = re.findall(r"(?:l\S{0,2}d\.?\s*)?Nr\.?\s*(\d+(?:\.\d+)*)", amount_text)
+        numbers = [(number, None) for number in mentions]
+        amount_text = re.sub(r"\((?:[^()]*Nr[^()]*)\)", " ", amount_text)
+    amounts = amounts_in(amount_text, need_mark=bool(mixed))
+    counts = [int(a) for a in amounts_in(row.text(by_role[Role.COUNT])) if a == int(a)] if by_role[Role.COUNT] else []
+    totals = amounts_in(row.text(by_role[Role.NOMINAL_TOTAL]))
+    share_pcts: list[Decimal | None] = []
+    stated_pct: Decimal | None = None
+    below_one = False
+    for value, before in percentages_in(row.text(by_role[Role.PERCENT]), bare=True) + percentages_in(amount_text):
+        if re.search(r"gesamt|total", before, re.I):
+            stated_pct = value
+        else:
+            share_pcts.append(value)
+            below_one |= value is None
+    for value, _ in percentages_in(row.text(by_role[Role.PERCENT_TOTAL]), bare=True):
+        stated_pct = value if stated_pct is None else stated_pct
+        below_one |= value is None
+    if not numbers and not amounts and not totals:
         return None
-    return Decimal(re.sub(r"[^\d.,]", "", text).replace(",", "."))
-
-
-def _continues(draft: _Draft, line: str) -> bool:
-    """Whether a description line on a further share row still describes the current shareholder."""
-    known = draft.text
-    organisation = bool(LEGAL_FORM.search(known) or SEAT.search(known) or REGISTER.search(known))
-    if LEGAL_FORM.search(line):
-        return False  # a firm's name starts the next shareholder
-    if SEAT.search(line):
-        return organisation and not SEAT.search(known)
-    if COURT.search(line) or REGISTER.search(line):
-        return organisation and not REGISTER.search(known)
-    if RESIDENCE.search(line):
-        return not organisation and not RESIDENCE.search(known)
-    if BIRTH.search(line) and "," not in line:
-        return not organisation and not BIRTH.search(known)
-    if "," in line:
-        return False  # "Last, First" starts the next shareholder
-    # A bare place: the residence of a person whose birth date came last.
-    return not organisation and bool(BIRTH.search(known)) and not RESIDENCE.search(known) and len(draft.lines) < 3
-
-
-def _shareholder(draft: _Draft) -> Shareholder:
-    text = draft.text
-    shares = [row.share for row in draft.rows]
-    nominal_total = sum((share.nominal * (share.count or 1) for share in shares), Decimal(0))
-    percentage, below_one = _holder_percentage(draft.rows)
-    common = {"shares": shares, "nominal_total": nominal_total, "percentage": percentage,
-              "percentage_below_one": below_one}
-    if LEGAL_FORM.search(text) or SEAT.search(text) or REGISTER.search(text):
-        return _organisation(text, common)
-    return _person(draft.lines, common)
-
-
-def _holder_percentage(rows: list[_Row]) -> tuple[Decimal | None, bool]:
-    """The shareholder's total column, else the sum of the per-share percentages."""
-    stated = rows[0].holder_percentage
-    if stated is None and len(rows) == 1:
-        stated = rows[0].share_percentage
-    if stated is not None:
-        value = parse_percentage(stated)
-        return value, value is None
-    shares = [parse_percentage(row.share_percentage) if row.share_percentage else None for row in rows]
-    if any(value is None for value in shares):
-        return None, False
-    return sum(shares, Decimal(0)), False
-
-
-def _organisation(text: str, common: dict) -> Shareholder:
-    markers = [m.start() for m in (SEAT.search(text), COURT.search(text), REGISTER.search(text)) if m]
-    name = text[: min(markers)] if markers else text
-    seat = SEAT.search(text)
-    court = COURT.search(text)
-    register = REGISTER.search(text)
-    number = None
-    if register:
-        number = register.group("number") + (f" {register.group('suffix')}" if register.group("suffix") else "")
-    return Shareholder(
-        kind="organisation",
-        name=name.strip(" ,;"),
-        seat=seat.group("place").strip() if seat else None,
-        register_court=court.group("court").strip() if court else None,
-        register_type=register.group("type") if register else None,
-        register_number=number,
-        **common,
+    # An unlabelled sum under the last amount ("EUR 100,00" underlined, then "EUR 25.000,00").
+    trailing_sum = None
+    if len(amounts) > max(len(numbers), 1) and not totals:
+        last, above = amounts[-1], sum(amounts[:-1])
+        subtotal = last == sums.holder_so_far + above and len(amounts) + bool(sums.holder_so_far) > 2
+        total = last == sums.list_so_far + above
+        if subtotal or total:
+            kind = "either" if subtotal and total else "subtotal" if subtotal else "total"
+            trailing_sum, amounts = (kind, last), amounts[:-1]
+    # Amounts beyond the numbers read are shares whose number OCR lost, where the row has one
+    # column of amounts and single numbers; elsewhere they are the row's other figures.
+    lost_numbers = len(nominal_columns) == 1 and not totals and all(last is None for _, last in numbers)
+    shares = _shares(numbers, amounts, counts, totals, per_share="je" in amount_text.lower(), lost_numbers=lost_numbers)
+    if len(share_pcts) != len(shares):
+        share_pcts = (share_pcts + [None] * len(shares))[: len(shares)]
+    return _RowReading(
+        shares=shares,
+        share_percentages=share_pcts,
+        stated_total=totals[0] if totals else None,
+        stated_percentage=stated_pct,
+        below_one=below_one and stated_pct is None,
+        trailing_sum=trailing_sum,
     )
 
 
-def _person(lines: list[str], common: dict) -> Shareholder:
-    text = ", ".join(lines)
-    birth = BIRTH.search(text)
-    residence = RESIDENCE.search(text)
-    markers = [match.start() for match in (birth, residence) if match]
-    segments = [part.strip() for part in text[: min(markers, default=len(text))].split(",") if part.strip()]
-    if len(segments) >= 2:
-        last_name, first_name = segments[0], segments[1]
+def _shares(numbers, amounts, counts, totals, *, per_share: bool, lost_numbers: bool) -> list[Share]:
+    if not amounts and totals and numbers:
+        amounts = [totals[0]]
+        per_share = False
+    if not numbers:
+        numbers = [("", None)] * len(amounts)
+    shares = []
+    for index, (first, last) in enumerate(numbers):
+        if index >= len(amounts):
+            break
+        share = Share(number=first, last_number=last, nominal=amounts[index])
+        count = share.count or 1
+        if index < len(counts) and counts[index] > 1 and last is None:
+            count = counts[index]
+        if (count > 1 and not per_share and len(numbers) == 1 and totals and amounts[index] == totals[0]) or (
+            count > 1 and not per_share and not totals and amounts[index] >= count
+        ):
+            share = share.model_copy(update={"nominal": (amounts[index] / count).quantize(Decimal("0.01"))})
+        shares.append(share)
+    # Shares whose number OCR lost are kept without a number, which the numbering check reports,
+    # rather than dropped from the shareholder's total.
+    if lost_numbers:
+        shares += [Share(number="", nominal=amount) for amount in amounts[len(numbers) :]]
+    return shares
+
+
+# How the further lines of a shareholder's description begin: never a new shareholder.
+CONTINUATION = re.compile(
+    r"^\s*(?:geb\.|geboren|born|w[oö]hnhaft|resident|residing|mit\s|Sitz\b|seat\b|with\s|eingetragen|registered|"
+    r"Amtsgericht|Registergericht|Local\s+Court|AG\s+[A-ZÄÖÜ]|HR[AB]\b|\(|\d{1,2}\.\s?\d{1,2}\.\s?\d{4}|\d{5}\s)",
+    re.IGNORECASE,
+)
+
+
+def _holder_for(holders: list[_Holder], text: str) -> _Holder | None:
+    """The shareholder a row belongs to: the one before it when it names none or only goes on
+    describing it, else one it names again."""
+    letters = re.sub(r"[^\w]", "", text.casefold())
+    if len(letters) < 3:
+        return holders[-1] if holders else None
+    if holders and CONTINUATION.match(text):
+        holders[-1].text = f"{holders[-1].text}, {text}"
+        return holders[-1]
+    for holder in holders:
+        known = re.sub(r"[^\w]", "", holder.text.casefold())
+        if SequenceMatcher(None, known, letters).ratio() >= SAME_HOLDER and _same_dates(holder.text, text):
+            return holder
+    return None
+
+
+def _same_dates(a: str, b: str) -> bool:
+    first, second = birth_date_in(a)[0], birth_date_in(b)[0]
+    return first is None or second is None or first == second
+
+
+def _list_total(table: Table) -> Decimal | None:
+    if table.total_line is None:
+        return None
+    amounts = [a for cell in table.total_line.cells.values() for a in amounts_in(cell.text) if a > 0]
+    return max(amounts) if amounts else None
+
+
+def _nominal(holder: _Holder) -> Decimal:
+    return sum((share.nominal * (share.count or 1) for share in holder.shares), Decimal(0))
+
+
+def _shareholder(holder: _Holder) -> Shareholder:
+    nominal = holder.stated_total if holder.stated_total is not None else _nominal(holder)
+    percentage = holder.stated_percentage
+    if percentage is None and holder.share_percentages and all(p is not None for p in holder.share_percentages):
+        percentage = sum(holder.share_percentages, Decimal(0))
+    common = {
+        "shares": holder.shares,
+        "nominal_total": nominal,
+        "percentage": percentage,
+        "percentage_below_one": holder.below_one and percentage is None,
+    }
+    text = holder.text
+    if is_organisation(text):
+        return Shareholder(kind="organisation", name=firm_name(text), seat=seat_of(text), **register_of(text), **common)
+    birth, match = birth_date_in(text)
+    head = text[: match.start()] if match else text
+    head = re.sub(r"\b(?:geb\.?|geboren|born)(?:\s+(?:am|on))?\s*$", "", head.strip(" ,;")).strip(" ,;")
+    residence = text[match.end() :].strip(" ,;") if match else None
+    if residence:
+        residence = re.sub(r"^(?:w[oö]hnhaft|resident|residing|Wohnort:?)(?:\s+in)?\s+", "", residence, flags=re.I)
+    parts = [p.strip() for p in head.split(",") if p.strip()]
+    if len(parts) >= 2:
+        last_name, first_name = parts[0], parts[1]
     else:
-        first_name, _, last_name = (segments[0] if segments else "").rpartition(" ")
-    birth_date = None
-    if birth:
-        try:
-            birth_date = date(int(birth.group("year")), int(birth.group("month")), int(birth.group("day")))
-        except ValueError:
-            birth_date = None
-    place = residence.group("place") if residence else None
-    if place is None and birth:
-        after = text[birth.end():].strip(" ,;").split(",")[0].strip()
-        place = after or None
+        first_name, _, last_name = (parts[0] if parts else "").rpartition(" ")
     return Shareholder(
         kind="person",
         name=f"{first_name} {last_name}".strip(),
         first_name=first_name or None,
         last_name=last_name or None,
-        birth_date=birth_date,
-        residence=place.strip() if place else None,
+        birth_date=birth,
+        residence=residence or None,
         **common,
     )

@@ -8,6 +8,7 @@ text layer, and for scans rendered to images at 200 dpi with noise, some of them
 from __future__ import annotations
 
 import io
+import itertools
 import random
 import re
 import time
@@ -319,7 +320,7 @@ def _single_shares(rng: random.Random, holding: Decimal, next_number: int) -> tu
     parts = min(rng.choice((1, 1, 2, 3)), int(holding))
     cut_points = sorted(rng.sample(range(1, int(holding)), parts - 1)) if parts > 1 else []
     bounds = [0, *cut_points, int(holding)]
-    amounts = [Decimal(b - a).quantize(CENT) for a, b in zip(bounds, bounds[1:])]
+    amounts = [Decimal(b - a).quantize(CENT) for a, b in itertools.pairwise(bounds)]
     amounts[-1] += holding - int(holding)
     if parts > 1 and rng.random() < 0.35:
         shares = [Share(number=f"{next_number}.{i}", nominal=amount) for i, amount in enumerate(amounts, 1)]
@@ -409,6 +410,7 @@ def _expected(document: _Document) -> ShareholderList:
     extracted = ShareholderList(
         shareholders=[block.holder for block in document.blocks],
         total_nominal=document.capital,
+        total_stated=True,  # every generated list prints its sum line
         currency=document.currency,
         method="rules",
     )

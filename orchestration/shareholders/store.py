@@ -164,7 +164,7 @@ def _same_court(stated: str, registered: str | None) -> bool:
 
 def load_shareholders(
     conn: sa.Connection, *, entity_ids: list[str] | None = None, latest_only: bool = True
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """One row per shareholder of each list: an edge of the ownership graph from the shareholder
     (``linked_entity_id`` when it is a known entity) to the company (``entity_id``)."""
     import pandas as pd  # only here: every run process loads this module, few need pandas
@@ -179,3 +179,28 @@ def load_shareholders(
     for column in ("entity_id", "linked_entity_id"):
         frame[column] = frame[column].map(lambda value: None if value is None else str(value))
     return frame
+
+
+_REVIEW = sa.text("""
+    SELECT DISTINCT ON (l.entity_id) l.entity_id, l.id, l.valid, l.validation
+      FROM content.shareholder_lists l
+     WHERE l.entity_id = ANY(CAST(:entity_ids AS uuid[]))
+     ORDER BY l.entity_id, l.id DESC
+""")
+
+
+def review_summary(conn: sa.Connection, entity_ids: list[str], *, shown: int = 20) -> dict:
+    """The newest lists of these entities by review status, with the failed checks and
+    low-confidence cells of those that need review."""
+    rows = conn.execute(_REVIEW, {"entity_ids": [str(e) for e in entity_ids]}).all() if entity_ids else []
+    review = [
+        {
+            "list_id": row.id,
+            "entity_id": str(row.entity_id),
+            "failed_checks": [c["name"] for c in row.validation.get("checks", []) if c["status"] == "failed"],
+            "messages": [c["message"] for c in row.validation.get("checks", []) if c["status"] == "failed"],
+        }
+        for row in rows
+        if not row.valid
+    ]
+    return {"verified": sum(1 for row in rows if row.valid), "needs_review": len(review), "to_review": review[:shown]}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from decimal import Decimal
 
@@ -22,8 +23,29 @@ def validate(extracted: ExtractedList, capital: Decimal | None = None) -> Valida
             _nominal_sum_matches_capital(extracted, capital),
             _percentages_sum_to_100(extracted),
             _percentages_match_nominal(extracted, capital),
+            _amounts_confirmed(extracted, capital),
+            _read_confidently(extracted),
         ]
     )
+
+
+def _amounts_confirmed(extracted: ExtractedList, capital: Decimal | None) -> Check:
+    """The amounts read are confirmed by a figure read apart from them: the registered capital, the
+    list's sum line, or the percentages of several shareholders (a sole shareholder's 100 % says
+    nothing about the amount)."""
+    name = "amounts_confirmed"
+    stated = [h for h in extracted.shareholders if not h.percentage_derived and h.percentage is not None]
+    if capital is not None or len(stated) > 1 or extracted.total_stated:
+        return _passed(name, "the nominal amounts are confirmed by the capital, the sum line or the percentages")
+    return _failed(name, ["nothing but the amounts themselves confirms what was read"])
+
+
+def _read_confidently(extracted: ExtractedList) -> Check:
+    name = "read_confidently"
+    if extracted.low_confidence_cells:
+        cells = "; ".join(f"page {c.page}: {c.text!r} ({c.confidence:.0f})" for c in extracted.low_confidence_cells[:10])
+        return _failed(name, [f"{len(extracted.low_confidence_cells)} cells read with low confidence: {cells}"])
+    return _passed(name, "every cell that carries a value was read with confidence")
 
 
 def _passed(name: str, message: str) -> Check:
@@ -50,6 +72,10 @@ def _shares_numbered(extracted: ExtractedList) -> Check:
     for holder in extracted.shareholders:
         if not holder.shares:
             problems.append(f"{holder.name} holds no numbered share")
+        depths = {share.number.count(".") for share in holder.shares}
+        if len(depths) > 1:
+            # "3.1, 3.2, 33": a section number whose dot was lost reads as a plain number.
+            problems.append(f"the shares of {holder.name} mix section numbers and plain numbers")
         for share in holder.shares:
             label = share.number if share.last_number is None else f"{share.number} bis {share.last_number}"
             numbers = [share.number] + ([share.last_number] if share.last_number else [])
@@ -63,7 +89,7 @@ def _shares_numbered(extracted: ExtractedList) -> Check:
             intervals.setdefault(tuple(prefix), []).append((int(first), int(first) + share.count - 1, label))
     for spans in intervals.values():
         spans.sort()
-        for (_, end, label), (start, _, next_label) in zip(spans, spans[1:]):
+        for (_, end, label), (start, _, next_label) in itertools.pairwise(spans):
             if start <= end:
                 problems.append(f"running numbers of {label} and {next_label} overlap")
     if problems:
@@ -124,6 +150,8 @@ def _stated_range(holder: Shareholder) -> tuple[Decimal, Decimal] | None:
 
 def _percentages_sum_to_100(extracted: ExtractedList) -> Check:
     name = "percentages_sum_to_100"
+    if extracted.shareholders and all(holder.percentage_derived for holder in extracted.shareholders):
+        return _skipped(name, "the list states no percentages (lists before 2018 need not)")
     ranges = [_stated_range(holder) for holder in extracted.shareholders]
     missing = [holder.name for holder, bounds in zip(extracted.shareholders, ranges) if bounds is None]
     if missing:
@@ -144,6 +172,8 @@ def _percentages_match_nominal(extracted: ExtractedList, capital: Decimal | None
         return _skipped(name, "no capital to compare with")
     problems = []
     for holder in extracted.shareholders:
+        if holder.percentage_derived:
+            continue
         exact = holder.nominal_total / base * HUNDRED
         if holder.percentage_below_one:
             if exact >= 1:

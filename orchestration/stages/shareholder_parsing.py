@@ -53,5 +53,7 @@ class ShareholderParsingStage(Stage):
             "shareholders": len(result.shareholders),
             "method": result.method,
             "valid": result.validation.valid,
+            "status": result.validation.status,
             "failed_checks": [check.name for check in result.validation.failed],
+            "low_confidence_cells": len(result.low_confidence_cells),
         }

@@ -65,6 +65,8 @@ CREATE TABLE content.entities (
 WITH (fillfactor = 80);
 -- New companies are read in this order (the search_match source of the monitoring rules).
 CREATE INDEX entities_created_xid_idx ON content.entities (created_xid, id);
+-- Backfills select the companies of a register court (the code without a department letter).
+CREATE INDEX entities_court_idx ON content.entities ((left(court_code, 5)), id);
 
 -- public.search_results: every row a search found, in the register's order ----------------------
 CREATE TABLE public.search_results (

@@ -1,7 +1,7 @@
-"""From the bytes of a shareholder list to the text of its pages.
+"""From the bytes of a shareholder list to its pages: words with boxes, and ruling lines, upright.
 
-A PDF page's text layer is used when it holds real text; other PDF pages are rendered and read
-by OCR, as are TIFF, PNG and JPEG scans. Every file is untrusted: sizes are checked before any
+A PDF page's text layer is used when it holds real text (pdfplumber's words and lines); other PDF
+pages are rendered and read by OCR, as are TIFF, PNG and JPEG scans. Every file is untrusted: sizes are checked before any
 image is decoded, and anything the libraries cannot read is an ``invalid_file``.
 """
 
@@ -13,8 +13,6 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Literal
 
 import pdfplumber
 import pypdfium2
@@ -22,7 +20,8 @@ from pdfminer.pdftypes import resolve1
 from PIL import Image
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.shareholders.ocr import ocr_page, require_tesseract
+from orchestration.shareholders.ocr import read_scan, require_tesseract
+from orchestration.shareholders.page import Page, Rule, Word
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 MAX_PAGES = 50
@@ -39,15 +38,8 @@ IMAGE_FORMATS = {"TIFF", "PNG", "JPEG"}
 Image.MAX_IMAGE_PIXELS = min(Image.MAX_IMAGE_PIXELS or MAX_PAGE_PIXELS, MAX_PAGE_PIXELS)
 
 
-@dataclass(frozen=True)
-class PageText:
-    text: str
-    source: Literal["text_layer", "ocr"]
-    rotation: int = 0  # degrees OCR turned the page clockwise to read it
-
-
-def read_pages(content: bytes) -> list[PageText]:
-    """Text of every page; raises JobError (invalid_file, dependency_unavailable, timeout)."""
+def read_pages(content: bytes) -> list[Page]:
+    """Every page of a list; raises JobError (invalid_file, dependency_unavailable, timeout)."""
     if len(content) > MAX_FILE_BYTES:
         raise _invalid(f"file of {len(content)} bytes exceeds the limit of {MAX_FILE_BYTES}")
     if b"%PDF-" in content[:1024]:
@@ -65,8 +57,8 @@ def _usable_text(text: str) -> bool:
     return sum(ch.isalnum() for ch in readable) >= MIN_TEXT_CHARS and len(readable) > len(text) / 2
 
 
-def _read_pdf(content: bytes) -> list[PageText]:
-    pages: dict[int, PageText] = {}
+def _read_pdf(content: bytes) -> list[Page]:
+    pages: dict[int, Page] = {}
     to_render: list[int] = []
     # pdfminer raises a zoo of exception types on broken or hostile files; all mean the same here.
     try:
@@ -80,13 +72,13 @@ def _read_pdf(content: bytes) -> list[PageText]:
                     raise _invalid(f"page {index + 1} measures {page.width:.0f}×{page.height:.0f} pt")
                 text = page.extract_text() or ""
                 if _usable_text(text):
-                    pages[index] = PageText(text=text, source="text_layer")
+                    pages[index] = _text_layer_page(page, index)
                 else:
                     _check_images(page, index)
                     to_render.append(index)
     except JobError:
         raise
-    except Exception as error:  # noqa: BLE001 - see above
+    except Exception as error:
         raise _invalid(f"broken PDF: {type(error).__name__}: {error}") from error
     if to_render:
         require_tesseract()
@@ -94,18 +86,34 @@ def _read_pdf(content: bytes) -> list[PageText]:
     return [pages[index] for index in sorted(pages)]
 
 
-def _ocr(images: Iterable[tuple[int, Image.Image]]) -> dict[int, PageText]:
+def _text_layer_page(page, index: int) -> Page:
+    """A page's words and rules from its text layer, in points, upright as the PDF shows it."""
+    words = [
+        Word(text=w["text"], x0=w["x0"], y0=w["top"], x1=w["x1"], y1=w["bottom"], confidence=100.0)
+        for w in page.extract_words(keep_blank_chars=False, use_text_flow=False)
+    ]
+    rules = [
+        Rule(x0=edge["x0"], y0=edge["top"], x1=edge["x1"], y1=edge["bottom"])
+        for edge in page.edges
+        if max(edge["x1"] - edge["x0"], edge["bottom"] - edge["top"]) >= 0.03 * page.width
+    ]
+    return Page(number=index + 1, width=page.width, height=page.height, words=words, rules=rules, source="text_layer")
+
+
+def _ocr(images: Iterable[tuple[int, Image.Image]]) -> dict[int, Page]:
     """OCR of page images, as many at a time as there are cores; pages are produced (rendered or
     decoded) only a batch ahead, so a long document never holds all its page images at once."""
-    workers = os.cpu_count() or 1
-    pages: dict[int, PageText] = {}
+    workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    pages: dict[int, Page] = {}
     pending = iter(images)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         while batch := [item for _, item in zip(range(workers), pending)]:
-            futures = [(index, pool.submit(ocr_page, image, max_pixels=MAX_PAGE_PIXELS)) for index, image in batch]
+            futures = [
+                (index, pool.submit(read_scan, image, number=index + 1, max_pixels=MAX_PAGE_PIXELS))
+                for index, image in batch
+            ]
             for index, future in futures:
-                result = future.result()
-                pages[index] = PageText(text=result.text, source="ocr", rotation=result.rotation)
+                pages[index] = future.result()
     return pages
 
 
@@ -154,12 +162,12 @@ def _render(content: bytes, indexes: list[int]) -> Iterator[tuple[int, Image.Ima
         document.close()
 
 
-def _read_image(content: bytes) -> list[PageText]:
+def _read_image(content: bytes) -> list[Page]:
     try:
         image = Image.open(io.BytesIO(content))
     except Image.DecompressionBombError as error:
         raise _invalid(f"decompression bomb: {error}") from error
-    except Exception as error:  # noqa: BLE001 - PIL raises many types for unreadable input
+    except Exception as error:
         raise _invalid("neither a PDF nor a readable TIFF, PNG or JPEG image") from error
     if image.format not in IMAGE_FORMATS:
         raise _invalid(f"unsupported image format {image.format}")
@@ -176,13 +184,13 @@ def _frames(image: Image.Image, count: int) -> Iterator[tuple[int, Image.Image]]
     for index in range(count):
         try:
             image.seek(index)
-        except Exception as error:  # noqa: BLE001 - PIL raises many types for unreadable input
+        except Exception as error:
             raise _invalid(f"page {index + 1} cannot be read: {error}") from error
         width, height = image.size
         if width * height > MAX_PAGE_PIXELS:
             raise _invalid(f"page {index + 1} has {width}×{height} pixels, more than {MAX_PAGE_PIXELS}")
         try:
             frame = image.copy()
-        except Exception as error:  # noqa: BLE001 - truncated or corrupt image data
+        except Exception as error:
             raise _invalid(f"page {index + 1} is corrupt: {type(error).__name__}: {error}") from error
         yield index, frame

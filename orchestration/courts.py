@@ -1,0 +1,83 @@
+"""The register courts: the unit a parser-change backfill is partitioned by.
+
+173 courts keep a commercial, cooperative, partnership or association register (the XUnternehmen
+code list "Registergerichte"). Their number does not grow with the register, and "re-parse
+Munich" is a request a person makes. SI documents may write a court with a department letter
+("D2601V" for Munich's register department); the partition is the court without it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+import sqlalchemy as sa
+
+from orchestration.worker import BatchReport
+
+
+@cache
+def register_courts() -> dict[str, str]:
+    """Court code -> court name, in code order."""
+    text = resources.files(__package__).joinpath("data/register_courts.tsv").read_text(encoding="utf-8")
+    rows = (line.split("\t") for line in text.splitlines() if line and not line.startswith("#"))
+    return dict(sorted((code, name) for code, name in rows))
+
+
+def court_of(court_code: str) -> str:
+    """``D2601V`` -> ``D2601``: the register court a court code (with a department letter or not) names."""
+    return court_code.strip()[:5]
+
+
+def unknown_courts(codes: list[str]) -> list[str]:
+    """The codes among ``codes`` that are not register courts."""
+    courts = register_courts()
+    return [code for code in codes if code not in courts]
+
+
+# What one run did per register court, from the step history (which carries the run id, so only
+# the run's own rows are read): the jobs it completed, how many of those wrote something new (the
+# true result flag ``:written``), and its failed attempts by failure class.
+RUN_BY_COURT = sa.text("""
+    SELECT left(e.court_code, 5) AS court, h.status, coalesce(h.error_type, 'unclassified') AS failure_class,
+           count(*) AS jobs,
+           count(*) FILTER (WHERE h.status = 'completed' AND (j.result ->> :written)::boolean) AS written
+      FROM processing.job_step_history h
+      JOIN processing.processing_jobs j ON j.id = h.job_id
+      JOIN content.entities e ON e.id = j.entity_id
+     WHERE h.dagster_run_id = :run_id AND h.step_type = :job_type AND h.status IN ('completed', 'failed')
+     GROUP BY 1, 2, 3
+""")
+
+
+@dataclass
+class CourtSummary:
+    court: str
+    completed: int = 0
+    written: int = 0
+    failures_by_class: Counter = field(default_factory=Counter)
+
+    @property
+    def failed(self) -> int:
+        return sum(self.failures_by_class.values())
+
+    @classmethod
+    def of_report(cls, court: str, report: BatchReport, written: str) -> CourtSummary:
+        """The summary of a batch report that covers one court only."""
+        return cls(court, report.completed, report.totals[written], Counter(report.failures_by_class))
+
+
+def run_by_court(conn: sa.Connection, run_id: str, job_type: str, written: str) -> dict[str, CourtSummary]:
+    """Per court, what run ``run_id`` did with ``job_type`` jobs; ``written`` names the result flag."""
+    summaries: dict[str, CourtSummary] = {}
+    rows = conn.execute(RUN_BY_COURT, {"run_id": run_id, "job_type": job_type, "written": written})
+    for row in rows:
+        summary = summaries.setdefault(row.court, CourtSummary(row.court))
+        if row.status == "completed":
+            summary.completed += row.jobs
+            summary.written += row.written
+        else:
+            summary.failures_by_class[row.failure_class] += row.jobs
+    return summaries

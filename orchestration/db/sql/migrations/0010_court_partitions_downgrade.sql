@@ -1,0 +1,1 @@
+DROP INDEX content.entities_court_idx;

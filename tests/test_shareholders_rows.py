@@ -1,0 +1,172 @@
+"""Shareholder rows from table cells: rows over several lines, several shares per shareholder,
+subtotals, ranges, the changes column, lists numbered by entry."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from orchestration.shareholders.page import Page, Word
+from orchestration.shareholders.parse import extract_shareholders
+from orchestration.shareholders.rules import extract
+from orchestration.shareholders.tables import read_tables
+from shareholder_tables import table
+
+RULED = ["Lfd. Nr.", "Gesellschafter", "Nennbetrag in EUR", "Prozent je Anteil", "Gesamtbeteiligung", "Veränderungen"]
+
+
+def test_a_shareholder_over_several_lines_and_shares_with_a_subtotal():
+    read = extract(
+        table(
+            RULED,
+            [
+                ["1", "Muster Holding GmbH", "10.000,00", "40 %", "60 %", "Abtretung von der Beispiel AG"],
+                ["", "mit Sitz in Köln", "", "", "", "(UR-Nr. 12/2020)"],
+                ["", "Amtsgericht Köln HRB 1234", "", "", "", ""],
+                ["2", "", "5.000,00", "20 %", "", ""],
+                ["", "", "15.000,00", "", "", ""],
+                ["3", "Beispiel Verwaltungs AG, Sitz Bonn", "10.000,00", "40 %", "40 %", ""],
+            ],
+        )
+    )
+
+    first, second = read.shareholders
+    assert (first.kind, first.name, first.seat, first.register_number) == (
+        "organisation",
+        "Muster Holding GmbH",
+        "Köln",
+        "1234",
+    )
+    assert [share.number for share in first.shares] == ["1", "2"]
+    assert first.nominal_total == Decimal("15000.00")
+    assert first.percentage == Decimal("60")
+    assert (second.name, second.nominal_total) == ("Beispiel Verwaltungs AG", Decimal("10000.00"))
+    assert read.total_nominal == Decimal("25000.00")
+
+
+def test_rows_naming_the_same_shareholder_again_are_one_shareholder():
+    read = extract(
+        table(
+            RULED,
+            [
+                ["1.", "Muster Beteiligungs GmbH", "32.000,00", "66,66", "80", ""],
+                ["3.", "Muster Beteiligungs GmbH", "6.400,00", "13,33", "80", "Teilung Geschäftsanteil Nr. 2"],
+                ["4.", "Beispiel Holding GmbH", "9.600,00", "20", "20", ""],
+            ],
+        )
+    )
+
+    assert [(h.name, h.nominal_total, h.percentage) for h in read.shareholders] == [
+        ("Muster Beteiligungs GmbH", Decimal("38400.00"), Decimal("80")),
+        ("Beispiel Holding GmbH", Decimal("9600.00"), Decimal("20")),
+    ]
+
+
+def test_a_range_of_one_euro_shares():
+    read = extract(
+        table(
+            ["Lfd. Nr.", "Nennbeträge der einzelnen Geschäftsanteile", "Gesellschafter", "Summe der Stammeinlagen"],
+            [["1 bis 25.000", "Je EUR 1,00", "Muster Holding GmbH", "EUR 25.000,00"]],
+        )
+    )
+
+    [holder] = read.shareholders
+    assert [(s.number, s.last_number, s.nominal, s.count) for s in holder.shares] == [
+        ("1", "25000", Decimal("1.00"), 25000)
+    ]
+    assert holder.nominal_total == Decimal("25000.00")
+
+
+def test_an_old_list_numbered_by_entry_with_an_unlabelled_sum_and_no_percentages():
+    checked = extract_shareholders(
+        table(
+            ["Gesellschafter", "Betrag der übernommenen Stammeinlage"],
+            [
+                ["1. Muster Verein e.V., Bremen", ""],
+                ["(Amtsgericht Bremen VR 1234)", ""],
+                ["mit einer Stammeinlage von", "EUR 24.900,00"],
+                ["2. Beispiel gGmbH, Bremen", ""],
+                ["mit einer Stammeinlage von", "EUR 100,00"],
+                ["", "EUR 25.000,00"],
+            ],
+            rows_ruled=False,
+        ),
+        capital=Decimal("25000"),
+        method="rules",
+    )
+
+    assert [(h.name, h.nominal_total, h.percentage, h.percentage_derived) for h in checked.shareholders] == [
+        ("Muster Verein e.V.", Decimal("24900.00"), Decimal("99.60"), True),
+        ("Beispiel gGmbH", Decimal("100.00"), Decimal("0.40"), True),
+    ]
+    assert [s.number for h in checked.shareholders for s in h.shares] == ["1", "2"]
+    assert checked.total_nominal == Decimal("25000.00")
+    assert checked.validation.status == "verified"
+
+
+def test_a_list_that_misses_the_capital_needs_review():
+    checked = extract_shareholders(
+        table(RULED, [["1", "Muster Holding GmbH", "25.000,00", "100 %", "100 %", ""]]),
+        capital=Decimal("50000"),
+        method="rules",
+    )
+
+    assert checked.validation.status == "needs_review"
+    assert [c.name for c in checked.validation.failed] == ["nominal_sum_matches_capital", "percentages_match_nominal"]
+
+
+def _words(y: float, cells: list[tuple[float, str]]) -> list[Word]:
+    """One line of a page: each cell's text at its left edge, a word box per word."""
+    words = []
+    for x, text in cells:
+        for word in text.split():
+            words.append(Word(word, x, y, x + 12 * len(word), y + 20, 92.0))
+            x += 12 * len(word) + 8
+    return words
+
+
+def test_a_table_goes_on_over_a_page_without_repeating_its_heading():
+    columns = [40.0, 200.0, 900.0, 1200.0]
+    first = Page(
+        number=1,
+        width=1400,
+        height=2000,
+        words=_words(100, [(400, "Liste der Gesellschafter")])
+        + _words(200, list(zip(columns, ["Lfd. Nr.", "Gesellschafter", "Nennbetrag", "Beteiligung"], strict=True)))
+        + _words(260, list(zip(columns, ["1", "Muster Holding GmbH", "10.000,00", "40 %"], strict=True)))
+        + _words(300, list(zip(columns, ["2", "Beispiel AG", "5.000,00", "20 %"], strict=True))),
+    )
+    second = Page(
+        number=2,
+        width=1400,
+        height=2000,
+        words=_words(60, [(650, "- 2 -")])
+        + _words(120, list(zip(columns, ["3", "Dritte Verwaltungs GmbH", "10.000,00", "40 %"], strict=True)))
+        + _words(180, [(columns[1], "Summe"), (columns[2], "25.000,00"), (columns[3], "100 %")])
+        + _words(260, [(columns[0], "Musterstadt, den 1. Juli 2024")]),
+    )
+
+    read = extract(read_tables([first, second]))
+
+    assert [h.name for h in read.shareholders] == ["Muster Holding GmbH", "Beispiel AG", "Dritte Verwaltungs GmbH"]
+    assert read.total_nominal == Decimal("25000.00")
+
+
+def test_a_typed_list_headed_only_by_shareholder_and_shares():
+    columns = [40.0, 800.0]
+    page = Page(
+        number=1,
+        width=1400,
+        height=2000,
+        words=_words(200, list(zip(columns, ["Gesellschafter", "Geschäftsanteile"], strict=True)))
+        + _words(260, list(zip(columns, ["1. Muster Holding GmbH, Köln", "EUR 20.000,00"], strict=True)))
+        + _words(300, list(zip(columns, ["2. Beispiel AG, Bonn", "EUR 5.000,00"], strict=True)))
+        + _words(360, [(columns[0], "Stammkapital"), (columns[1], "EUR 25.000,00")]),
+    )
+
+    read = extract(read_tables([page]))
+
+    assert [(h.name, h.nominal_total) for h in read.shareholders] == [
+        ("Muster Holding GmbH", Decimal("20000.00")),
+        ("Beispiel AG", Decimal("5000.00")),
+    ]
+    assert read.total_nominal == Decimal("25000.00")

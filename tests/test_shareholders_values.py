@@ -1,0 +1,131 @@
+"""Cells into values, as notaries print them and OCR reads them."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from orchestration.shareholders.columns import Role, roles
+from orchestration.shareholders.values import (
+    amounts_in,
+    currency_in,
+    firm_name,
+    is_organisation,
+    percentages_in,
+    register_of,
+    running_numbers_in,
+    seat_of,
+)
+
+
+@pytest.mark.parametrize(
+    ("cell", "amounts"),
+    [
+        ("5.500,00 €", ["5500.00"]),
+        ("EUR 3.834.700,-", ["3834700.00"]),
+        ("12.500,--", ["12500.00"]),
+        ("Je EUR 1,00", ["1.00"]),
+        ("EUR 25.000", ["25000.00"]),
+        ("EUR I", ["1.00"]),  # OCR's I for a 1
+        ("11,569.00", ["11569.00"]),  # English notation
+        ("1,00 EUR je 0,004 %", ["1.00"]),  # the percentage is not an amount
+        ("12.500,-- (50 %)", ["12500.00"]),
+    ],
+)
+def test_amounts(cell, amounts):
+    assert amounts_in(cell) == [Decimal(a) for a in amounts]
+
+
+def test_a_number_cell_with_its_nominal_amount_keeps_the_running_number_apart():
+    assert amounts_in("1 105.000,00 EUR", need_mark=True) == [Decimal("105000.00")]
+
+
+@pytest.mark.parametrize(
+    ("cell", "numbers"),
+    [
+        ("1 – 6.250", [("1", "6250")]),
+        ("19.814 – 21.438", [("19814", "21438")]),
+        ("1 bis 25.000", [("1", "25000")]),
+        ("1-25.000", [("1", "25000")]),
+        ("1. 3.", [("1", None), ("3", None)]),
+        ("3.1", [("3.1", None)]),
+        ("l", [("1", None)]),
+    ],
+)
+def test_running_numbers_and_ranges(cell, numbers):
+    assert running_numbers_in(cell) == numbers
+
+
+@pytest.mark.parametrize(
+    ("cell", "bare", "values"),
+    [
+        ("95,45%", False, ["95.45"]),
+        ("(25 %)", False, ["25"]),
+        ("< 1 %", False, [None]),
+        ("33,33 %*", False, ["33.33"]),
+        ("66,66", True, ["66.66"]),  # a column headed "in %"
+    ],
+)
+def test_percentages(cell, bare, values):
+    assert [value for value, _ in percentages_in(cell, bare=bare)] == [Decimal(v) if v else None for v in values]
+
+
+@pytest.mark.parametrize(
+    ("text", "organisation"),
+    [
+        ("Rodekohr Holding GmbH & Co. KG, AG Walsrode HRA 203278", True),
+        ("Muster Stiftung", True),
+        ("Muster Bau eG", True),
+        ("Muster UG (haftungsbeschränkt)", True),
+        ("Double You Meubelcollectie B.V.", True),
+        ("Apple Distribution International Limited", True),
+        ("Amazon Europe Core S.à r.l.", True),
+        ("Muster Aktiengesellschaft, Sitz Bonn", True),
+        ("Stadt Musterhausen, vertreten durch den Oberbürgermeister", True),
+        ("Freistaat Bayern", True),
+        ("Mustermann, Erika, geb. 01.01.1970, Musterstadt", False),
+        ("Mustermann, Erika, Am Markt 5, Stadtallendorf", False),
+    ],
+)
+def test_persons_and_organisations_by_legal_form(text, organisation):
+    assert is_organisation(text) is organisation
+
+
+def test_firm_seat_and_register():
+    text = "Daimler Truck Financial Services GmbH, Sitz Stuttgart, Amtsgericht Stuttgart, HRB 778756"
+    assert firm_name(text) == "Daimler Truck Financial Services GmbH"
+    assert seat_of(text) == "Stuttgart"
+    assert register_of(text) == {"register_court": "Stuttgart", "register_type": "HRB", "register_number": "778756"}
+
+
+def test_foreign_register_and_the_luxembourg_form_as_ocr_reads_it():
+    text = "Amazon Europe Core S.ä rr.l. mit dem Sitz in Luxemburg, eingetragen im RCS Luxemburg unter B 180022"
+    assert firm_name(text) == "Amazon Europe Core S.à r.l."
+    assert seat_of(text) == "Luxemburg"
+    assert register_of(text)["register_number"] == "B180022"
+
+
+def test_currency():
+    assert currency_in("50.000,00 DM") == "DEM"
+    assert currency_in("25.000,00 €") == "EUR"
+
+
+@pytest.mark.parametrize(
+    ("heading", "expected"),
+    [
+        ("Lfd. Nr. + Nennbetrag des Geschäftsanteils", {Role.NUMBER, Role.NOMINAL}),
+        ("Prozentuale Beteili- gung des Nennbetra- ges am Stammkapital", {Role.PERCENT}),
+        ("Prozentualer Gesamtum- fang der Beteiligung des Gesellschafters", {Role.PERCENT_TOTAL}),
+        ("Summe der Stammein- lagen der Gesellschafter", {Role.NOMINAL_TOTAL}),
+        ("Nennbetrag in Euro (= % vom Stammkapital)", {Role.NOMINAL}),
+        ("Stück GA*", {Role.COUNT}),
+        ("Nennbetrag je Stück in EUR", {Role.NOMINAL}),
+        ("bisherige lfd. Nr. GA*", {Role.IGNORED}),
+        ("Veränderungsspalte", {Role.IGNORED}),
+        ("Summeider' Nennbetfäge", {Role.NOMINAL_TOTAL}),  # as OCR read a shaded heading
+        ("Wohnort / Sitz", {Role.DETAIL}),
+    ],
+)
+def test_columns_by_their_headings(heading, expected):
+    assert roles(heading) == expected
