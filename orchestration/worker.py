@@ -14,8 +14,9 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterator
+from typing import Any, ClassVar
 
 import httpx
 import sqlalchemy as sa
@@ -57,7 +58,7 @@ def each_job(
         try:
             outcomes[job.id] = process(job)
             savepoint.commit()
-        except Exception as exc:  # noqa: BLE001 - every error becomes the job's outcome
+        except Exception as exc:  # every error becomes the job's outcome
             savepoint.rollback()
             outcomes[job.id] = classify_exception(exc)
     return outcomes
@@ -128,7 +129,7 @@ class BatchReport:
 
     SAMPLE_LIMIT: ClassVar[int] = 20
 
-    def absorb(self, other: "BatchReport") -> None:
+    def absorb(self, other: BatchReport) -> None:
         """Add another batch of the same worker to this report."""
         self.claimed += other.claimed
         self.completed += other.completed
@@ -176,7 +177,7 @@ class LeaseKeeper:
         with self._lock:
             self._held.difference_update(job_ids)
 
-    def __enter__(self) -> "LeaseKeeper":
+    def __enter__(self) -> LeaseKeeper:
         self._thread.start()
         return self
 

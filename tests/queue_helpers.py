@@ -6,8 +6,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import sqlalchemy as sa
 

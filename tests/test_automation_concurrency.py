@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 
@@ -46,7 +46,7 @@ def test_each_scheduled_time_runs_once(engine, db_url):
     with engine.begin() as conn:
         companies = tuple(make_entity(conn, f"Firma {n} GmbH") for n in range(3))
         make_rule(conn, "schedule", "notification", source_config={"cron": "* * * * *"}, watched=companies)
-    start = datetime.now(timezone.utc) + timedelta(minutes=1)
+    start = datetime.now(UTC) + timedelta(minutes=1)
 
     runs = []
     for minute in range(5):

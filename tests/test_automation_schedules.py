@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 
@@ -23,10 +23,10 @@ def discovery_jobs(conn) -> list[sa.Row]:
 
 
 def test_latest_due_time_is_in_the_rule_timezone_and_includes_the_exact_minute():
-    summer = datetime(2026, 7, 1, 4, 0, tzinfo=timezone.utc)  # 06:00 in Berlin
+    summer = datetime(2026, 7, 1, 4, 0, tzinfo=UTC)  # 06:00 in Berlin
     assert latest_due_time("0 6 * * *", "Europe/Berlin", summer) == summer
     assert latest_due_time("0 6 * * *", "Europe/Berlin", summer - timedelta(minutes=1)) == summer - timedelta(days=1)
-    assert latest_due_time("0 6 * * *", "UTC", summer) == datetime(2026, 6, 30, 6, 0, tzinfo=timezone.utc)
+    assert latest_due_time("0 6 * * *", "UTC", summer) == datetime(2026, 6, 30, 6, 0, tzinfo=UTC)
 
 
 def test_due_rule_rediscovers_every_watched_company_once(engine):
@@ -63,7 +63,7 @@ def test_missed_times_run_once_at_the_latest(engine):
     with engine.begin() as conn:
         company = make_entity(conn)
         make_rule(conn, "schedule", "notification", source_config={"cron": "0 * * * *"}, watched=(company,))
-    later = datetime.now(timezone.utc) + timedelta(hours=5)
+    later = datetime.now(UTC) + timedelta(hours=5)
 
     [run] = run_scheduled_rules(engine, now=later)
 
@@ -75,7 +75,7 @@ def test_run_inside_the_cooldown_is_skipped(engine):
         company = make_entity(conn)
         make_rule(conn, "schedule", "notification", source_config={"cron": "*/5 * * * *"}, watched=(company,),
                   cooldown_seconds=3600)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
 
     first = run_scheduled_rules(engine, now=now + timedelta(minutes=5))
     second = run_scheduled_rules(engine, now=now + timedelta(minutes=10))
@@ -91,7 +91,7 @@ def test_frequency_holds_back_companies_within_a_run(engine):
         company = make_entity(conn)
         make_rule(conn, "schedule", "notification", source_config={"cron": "*/5 * * * *"}, watched=(company,),
                   frequency="once_per_day")
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
 
     first = run_scheduled_rules(engine, now=now + timedelta(minutes=5))
     second = run_scheduled_rules(engine, now=now + timedelta(minutes=10))

@@ -9,8 +9,8 @@ import json
 import threading
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from datetime import datetime, timezone
 from itertools import count
 from typing import Any
 
@@ -107,7 +107,7 @@ def make_rule(conn: sa.Connection, source_type: str, action_type: str = "notific
 def change_event(entity_id: uuid.UUID, key: str = "revision:1") -> Event:
     """A capital change of ``entity_id``, as the entity_changed source reports it."""
     return Event(source_type="entity_changed", key=key, subject_id=entity_id, entity_id=entity_id,
-                 occurred_at=datetime.now(timezone.utc), summary="Muster GmbH: capital changed",
+                 occurred_at=datetime.now(UTC), summary="Muster GmbH: capital changed",
                  details={"name": "Muster GmbH", "changed_fields": ["capital"]},
                  changed_fields=frozenset({"capital"}))
 
@@ -152,7 +152,7 @@ def receiver(monkeypatch):
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:  # http.server's naming
             body = self.rfile.read(int(self.headers["Content-Length"]))
             with lock:
                 state.deliveries.append(Delivery(dict(self.headers), body))

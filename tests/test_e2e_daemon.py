@@ -15,9 +15,9 @@ import sqlalchemy as sa
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
 
+from database_helpers import clear_process_caches, fresh_database
 from orchestration import devstack
 from orchestration.settings import Settings
-from database_helpers import clear_process_caches, fresh_database
 from process_helpers import free_port, wait_until
 
 pytestmark = pytest.mark.slow

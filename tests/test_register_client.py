@@ -97,7 +97,7 @@ def test_rows_carry_court_code_suffix_and_earlier_names(client, corpus):
     (row,) = client.search(renamed.name, SearchMode.EXACT, court=renamed.court.name)
 
     assert (row.court_code, row.court, row.state) == (renamed.court.code, renamed.court.name, renamed.court.state)
-    assert (row.register_type, row.register_number, row.register_suffix) == renamed.key[1:] + (renamed.register_suffix,)
+    assert (row.register_type, row.register_number, row.register_suffix) == (*renamed.key[1:], renamed.register_suffix)
     assert [(e.name, e.seat) for e in row.earlier_names] == list(renamed.earlier_names)
     assert row.documents == ["AD", "CD", "DK", "UT", "VÖ", "SI"]
 

@@ -8,7 +8,6 @@ import re
 import httpx
 import pytest
 import sqlalchemy as sa
-from outside_client import SELECT_RENDER, TREE_ID, click_link, doc_links, open_dk, search
 
 from orchestration import queue
 from orchestration.failures import FailureClass, JobError
@@ -21,6 +20,7 @@ from orchestration.stages.shareholder_download import (
     newest_shareholder_list,
     shareholder_list_file,
 )
+from outside_client import SELECT_RENDER, TREE_ID, click_link, doc_links, open_dk, search
 
 
 @pytest.fixture(scope="module")

@@ -31,6 +31,7 @@ from orchestration.automation.sources import Event, EventCursor
 from orchestration.automation.webhooks import SIGNATURE_HEADER, verify_signature
 
 __all__ = [
+    "SIGNATURE_HEADER",
     "DeliverySummary",
     "EvaluationSummary",
     "Event",
@@ -38,7 +39,6 @@ __all__ = [
     "FiringOutcome",
     "Rule",
     "RuleConfigError",
-    "SIGNATURE_HEADER",
     "ScheduledRun",
     "create_rule",
     "disable_rule",

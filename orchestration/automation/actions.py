@@ -9,10 +9,11 @@ evaluators never run the same action, and an action whose ``expires_at`` has pas
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from time import monotonic
-from typing import Any, Mapping
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -150,7 +151,7 @@ def _retry_or_fail(conn: sa.Connection, action: sa.Row, error: str, retryable: b
     if not retryable or action.retry_count >= action.max_retries:
         _settle(conn, action, "failed", f"attempt {attempt}: {error}")
         return "failed"
-    retry_at = datetime.now(timezone.utc) + timedelta(
+    retry_at = datetime.now(UTC) + timedelta(
         seconds=min(RETRY_BACKOFF_CAP_S, RETRY_BACKOFF_BASE_S * 2**action.retry_count))
     if action.expires_at is not None and retry_at >= action.expires_at:
         _settle(conn, action, "expired", f"attempt {attempt}: {error}; no retry before it expires")
@@ -215,7 +216,7 @@ def _run_claimed(conn: sa.Connection, action: sa.Row) -> str:
         with conn.begin():
             _settle(conn, action, "cancelled", "the rule was disabled or deleted before the action ran")
         return "cancelled"
-    if action.expires_at is not None and action.expires_at <= datetime.now(timezone.utc):
+    if action.expires_at is not None and action.expires_at <= datetime.now(UTC):
         with conn.begin():
             _settle(conn, action, "expired", action.last_error or "expired before it could run")
         return "expired"

@@ -10,7 +10,7 @@ automation.scheduled_trigger_execution makes each scheduled time run once, whoev
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
@@ -127,7 +127,7 @@ def run_scheduled_rules(engine: Engine, now: datetime | None = None) -> list[Sch
     """Run every scheduled rule whose cron expression came due; returns the runs this call made.
 
     A run another evaluator claimed first is not repeated here."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     runs = []
     with engine.connect() as conn:
         with conn.begin():

@@ -25,11 +25,11 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import sqlalchemy as sa
 

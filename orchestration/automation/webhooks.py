@@ -18,8 +18,8 @@ import hmac
 import ipaddress
 import json
 import socket
-from collections.abc import Sequence
-from typing import Any, Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx

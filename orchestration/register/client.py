@@ -84,6 +84,7 @@ class RegisterClient(ABC):
     def announcement_detail(self, announcement: Announcement) -> AnnouncementDetail:
         """The page of one announcement."""
 
+    @abstractmethod
     def close(self) -> None:
         """Release connections; the client must not be used afterwards."""
 

@@ -588,7 +588,7 @@ def parse_announcements(doc: html.HtmlElement, categories: dict[str, str] | None
             if len(lines) < 3:
                 raise PageStructureError(f"announcement {fire.group('id')} has {len(lines)} lines, expected 3")
             state, court, designation = _court_line(lines[1])
-            name, dash, seat = lines[2].rpartition(" – ")  # noqa: RUF001 (the portal's dash)
+            name, dash, seat = lines[2].rpartition(" – ")  # the portal's dash
             found.append(
                 Announcement(
                     id=fire.group("id"),

@@ -37,7 +37,7 @@ class XmlParsingStage(Stage):
                 continue
             try:
                 record = parse_si(document.content).model_dump(mode="json")
-            except Exception as exc:  # noqa: BLE001 - one bad document fails only its own job
+            except Exception as exc:  # one bad document fails only its own job
                 outcomes[job.id] = classify_exception(exc)
                 continue
             parsed.append(ParsedRecord(job.entity_id, job.id, job.raw_document_id, record))

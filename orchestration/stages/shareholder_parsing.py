@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import sqlalchemy as sa
 
