@@ -117,7 +117,7 @@ ZIP_MAX_RATIO = 200  # uncompressed / compressed; far beyond is a zip bomb, not 
 ZIP_MAX_DEPTH = 2  # a ZIP in a ZIP is unpacked; deeper nesting is refused
 
 _MEDIA_TYPES = {".pdf": "application/pdf", ".tif": "image/tiff", ".tiff": "image/tiff", ".xml": "text/xml",
-                ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png"}  # fmt: skip
+                ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png"}
 
 
 @dataclass(frozen=True)

@@ -247,7 +247,7 @@ def test_people_are_claimed_before_background_work(engine):
     with engine.begin() as conn:
         priorities = dict(conn.execute(sa.text(
             "SELECT coalesce(search_id, entity_id)::text, priority::text FROM processing.processing_jobs"
-        )).all())  # fmt: skip
+        )).all())
         assert priorities == {search_id: "interactive", **{e: "background" for e in watched}}
         (first,) = queue.claim(conn, "basic_discovery", 1, "test", 60)
         assert first.search_id == search_id and first.priority == "interactive"
@@ -274,7 +274,7 @@ def test_no_transaction_is_open_while_a_retrieval_is_under_way(engine, sample_re
                 SELECT count(*) FROM pg_stat_activity
                  WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
                    AND now() - xact_start > interval '1 second'
-            """)).scalar_one())  # fmt: skip
+            """)).scalar_one())
             conn.rollback()
             time.sleep(0.1)
     worker.join()
@@ -300,7 +300,7 @@ def test_each_path_that_creates_work_gives_it_the_priority_of_who_waits(engine):
                 INSERT INTO content.entities (court_code, register_type, register_number, name)
                 VALUES ('D2601', 'HRB', '{n}', 'Prio {n} GmbH') RETURNING id""")).scalar_one())
             for n in (7001, 7002, 7003)
-        )  # fmt: skip
+        )
         conn.execute(sa.text("SELECT processing.request_shareholder_research(:e, gen_random_uuid())"), {"e": person})
         conn.execute(sa.text("SELECT processing.request_shareholder_research(:e, NULL, 'background')"), {"e": watched})
         document = conn.execute(
@@ -328,7 +328,7 @@ def test_background_jobs_hold_at_most_their_slots_so_a_person_always_finds_a_wor
                 INSERT INTO content.entities (court_code, register_type, register_number, name)
                 VALUES ('D2601', 'HRB', '{8000 + i}', 'Slot {i} GmbH') RETURNING id""")).scalar_one())
             for i in range(2)
-        ]  # fmt: skip
+        ]
         for entity_id in watched:
             conn.execute(sa.text("SELECT automation.request_rediscovery(:e)"), {"e": entity_id})
         slots = queue.job_types(conn)["basic_discovery"].background_slots

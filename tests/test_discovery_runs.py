@@ -25,7 +25,7 @@ def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(engine, 
                 "register_number": c.register_number, "register_suffix": c.register_suffix or "", "name": c.name,
             }).scalar_one())
             for c in companies
-        ]  # fmt: skip
+        ]
         watched, opened = ids[:3], ids[3]
         for entity_id in watched:  # a monitoring rule's re-checks, queued first
             conn.execute(sa.text("SELECT automation.request_rediscovery(:e)"), {"e": entity_id})
@@ -48,7 +48,7 @@ def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(engine, 
         ).all()
         parses = dict(conn.execute(sa.text(
             "SELECT entity_id::text, priority::text FROM processing.processing_jobs WHERE type = 'xml_parsing'"
-        )).all())  # fmt: skip
+        )).all())
     assert [j.status for j in jobs] == ["completed"] * 4
     # The person's job was claimed first, one job at a time, though queued last.
     assert (jobs[0].entity_id, jobs[0].priority) == (opened, "interactive")

@@ -93,10 +93,10 @@ def test_announcement_results_of_the_recording(portal_dir):
     assert [(a.id, a.published.isoformat()) for a in found] == [
         ("167692", "2026-08-20"), ("167660", "2026-08-20"), ("167694", "2026-08-20"),
         ("167394", "2026-08-19"), ("167490", "2026-08-19"), ("167462", "2026-08-19"),
-    ]  # fmt: skip
+    ]
     first = found[0]
     assert (first.category, first.category_code, first.state, first.court) == (
-        "Registerbekanntmachung nach dem Umwandlungsgesetz", "2", "Bayern", "München")  # fmt: skip
+        "Registerbekanntmachung nach dem Umwandlungsgesetz", "2", "Bayern", "München")
     assert (first.register_type, first.register_number, first.name, first.seat) == ("HRB", "242458", "75cl Distribution GmbH", "München")
     assert first.portal_date == "Thu Aug 20 00:00:00 CEST 2026"
     assert (found[1].category, found[1].category_code) == ("Löschungsankündigung", None)
@@ -113,7 +113,7 @@ def test_announcement_details_of_the_recordings(portal_dir):
     assert merger.court_line == "Bayern Amtsgericht München HRB 242458"
     assert (merger.category, merger.name, merger.legal_form, merger.seat) == (
         "Registerbekanntmachung nach dem Umwandlungsgesetz", "75cl Distribution GmbH",
-        "Gesellschaft mit beschränkter Haftung", "München")  # fmt: skip
+        "Gesellschaft mit beschränkter Haftung", "München")
     assert merger.text.startswith("Den Gläubigern der an der Verschmelzung beteiligten Rechtsträger")
     assert deletion.entered is None and deletion.category == "Löschungsankündigung"
     assert (deletion.name, deletion.seat) == ("Hossy Bau GmbH", "Berlin")
@@ -123,7 +123,7 @@ def test_announcement_details_of_the_recordings(portal_dir):
 def test_the_portals_select_behaviour_and_messages(results_page):
     script = ('PrimeFaces.cw("Tree","widget_dk_form_dktree",{id:"dk_form:dktree",behaviors:{select:function(ext,event) '
               '{PrimeFaces.ab({s:"dk_form:dktree",e:"select",f:"dk_form",p:"dk_form:dktree",'
-              'u:"dk_form:detailsNodePanelGrid dk_form:dktree dk_formInfobox"},ext);}}});')  # fmt: skip
+              'u:"dk_form:detailsNodePanelGrid dk_form:dktree dk_formInfobox"},ext);}}});')
     behaviour = pages.parse_behaviour(script, "select", "dk_form:dktree")
     assert behaviour.updates == ["dk_form:detailsNodePanelGrid", "dk_form:dktree", "dk_formInfobox"]
     assert behaviour.render == "dk_form:detailsNodePanelGrid dk_form:dktree dk_formInfobox"

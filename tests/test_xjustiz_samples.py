@@ -41,7 +41,7 @@ EXPECTED = {
     "SI_PR_720676___2023-08-12T23-28-44.429Z.xml": ("3.3.1", "RegisSTAR", "B8534", "PR 720676", "Conrad und Pohl Architekten Partnerschaft mbB", "PartG", "Ostfildern", None, {"251": 2}),
     "SI_VR_6222___2023-08-13T12-40-51.701Z.xml": ("1.18.1", "Aureg", "H1101", "VR 6222 HB", "University Club e.V. at Jacobs University Bremen", "e.V.", "Bremen", None, {"274": 3}),
     "si_gmbh_3.5.1_from_test_handelsregister_py.xml": ("3.5.1", "RegisSTAR", "U1308", "HRB 32007", "Test Company GmbH", "GmbH", "Leipzig", ("25000.00", "EUR"), {"086": 1, "285": 1}),
-}  # fmt: skip
+}
 
 
 def _parse(name: str) -> CompanyRecord:

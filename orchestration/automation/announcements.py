@@ -75,7 +75,7 @@ class PollSummary:
     def describe(self) -> str:
         failed = f"; {len(self.errors)} failed: {'; '.join(self.errors)}" if self.errors else ""
         return (f"{self.pages} announcement pages read, {self.announcements} new announcements, "
-                f"{self.of_known_companies} about known companies{failed}")  # fmt: skip
+                f"{self.of_known_companies} about known companies{failed}")
 
 
 def watched_courts(conn: sa.Connection) -> list[str]:
@@ -105,7 +105,7 @@ def _store(conn: sa.Connection, court_code: str, found: list[Announcement]) -> t
             "portal_id": a.id, "published": a.published, "category": a.category, "category_code": a.category_code,
             "court_code": court_code, "register_type": a.register_type, "register_number": a.register_number,
             "register_suffix": a.register_suffix, "name": a.name, "seat": a.seat,
-        }).first()  # fmt: skip
+        }).first()
         if row is not None:
             new += 1
             known += row.entity_id is not None

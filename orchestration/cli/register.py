@@ -29,7 +29,7 @@ from orchestration.settings import get_settings
 @click.option("--port", type=int, default=None, help="Port to listen on (default: HREG_SAMPLE_REGISTER_PORT).")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--samples-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Directory with xjustiz/*.xml (default: ../shared/samples beside the repository).")  # fmt: skip
+              help="Directory with xjustiz/*.xml (default: ../shared/samples beside the repository).")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the generated companies.")
 @click.option("--generated", type=int, default=DEFAULT_GENERATED_COUNT, show_default=True, help="Generated companies.")
 def sample_register(port: int | None, host: str, samples_dir: Path | None, seed: int, generated: int) -> None:
@@ -139,7 +139,7 @@ def documents(court_code: str, register_type: str, number: str) -> None:
             for node, folders in documents_with_folders(nodes)
         ],
         "tree": [node.model_dump(mode="json") for node in nodes],
-    }  # fmt: skip
+    }
     click.echo(json.dumps(tree, ensure_ascii=False, indent=2))
 
 
@@ -148,7 +148,7 @@ def documents(court_code: str, register_type: str, number: str) -> None:
 @type_argument
 @number_argument
 @click.option("--kind", type=click.Choice(["AD", "CD", "HD", "SI", "DK", "UT", "VÖ"]), required=True,
-              help="AD/CD/HD printouts, SI (XJustiz XML), DK documents, UT/VÖ pages.")  # fmt: skip
+              help="AD/CD/HD printouts, SI (XJustiz XML), DK documents, UT/VÖ pages.")
 @click.option("--document", "row_key", default=None, help="DK: the row key of one document (see `register documents`).")
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Directory.")
 def download(court_code: str, register_type: str, number: str, kind: str, row_key: str | None, output: Path) -> None:
@@ -187,7 +187,7 @@ def download(court_code: str, register_type: str, number: str, kind: str, row_ke
 @click.option("--state", default=None, help="Federal state, as the portal's form lists it (BY, Bayern…).")
 @click.option("--days", type=click.IntRange(1, 366), default=1, show_default=True, help="Today and the days before.")
 @click.option("--category", "categories", multiple=True, type=click.Choice(list(ANNOUNCEMENT_CATEGORIES)),
-              help="1 Löschungsankündigung, 2 UmwG, 3 new documents, 4 other, 5 special register; repeatable.")  # fmt: skip
+              help="1 Löschungsankündigung, 2 UmwG, 3 new documents, 4 other, 5 special register; repeatable.")
 def announcements(courts: tuple[str, ...], state: str | None, days: int, categories: tuple[str, ...]) -> None:
     """Print register announcements of the last DAYS days as JSON lines, one search per court and category."""
     today = date.today()

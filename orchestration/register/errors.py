@@ -66,7 +66,7 @@ def portal_message_error(what: str, messages: list[str]) -> JobError:
     text = "; ".join(messages)
     if _TRANSIENT_MESSAGE.search(text):
         return JobError(FailureClass.DEPENDENCY_UNAVAILABLE, f"{what}: the register says: {text}", source=SOURCE,
-                        code="portal_message")  # fmt: skip
+                        code="portal_message")
     return JobError(
         FailureClass.INVALID_FILE,
         f"{what}: the register refused the request: {text}",

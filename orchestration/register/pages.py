@@ -414,7 +414,7 @@ def download_controls(scope: html.HtmlElement) -> DownloadControls:
     """The Download button and the format radio within ``scope`` (the page or an update of its panel)."""
     buttons = scope.xpath('.//button[@type="submit"] | .//input[@type="submit"]')
     button = next((b for b in buttons if "download" in text_of(b).casefold() or "download" in (b.get("value") or "").casefold()),
-                  buttons[0] if buttons else None)  # fmt: skip
+                  buttons[0] if buttons else None)
     if button is None:
         raise PageStructureError("no download button")
     radios = scope.xpath('.//input[@type="radio"]')
@@ -432,7 +432,7 @@ def parse_behaviour(scripts: str, event: str, source: str) -> Behaviour:
         args = {m.group("key"): m.group("value") for m in _BEHAVIOUR_ARG.finditer(match.group("args"))}
         if args.get("s") == source:
             return Behaviour(source=source, execute=args.get("p", source), updates=args.get("u", source).split(),
-                             form=args.get("f"))  # fmt: skip
+                             form=args.get("f"))
     raise PageStructureError(f"tree {source} has no {event} behaviour")
 
 
@@ -493,7 +493,7 @@ def parse_partial_response(content: bytes, *, redirect_allowed: bool = False) ->
     if redirect is not None and not redirect_allowed:
         raise PageStructureError("partial response redirects (session expired?)")
     return PartialResponse({u.get("id"): u.text or "" for u in root.iter("update")},
-                           redirect.get("url") if redirect is not None else None)  # fmt: skip
+                           redirect.get("url") if redirect is not None else None)
 
 
 # ----------------------------------------------------------------------------- announcements
@@ -617,7 +617,7 @@ def announcement_command(doc: html.HtmlElement) -> Behaviour:
     if "s" not in args:
         raise PageStructureError("the remoteBekanntmachung command names no source")
     return Behaviour(source=args["s"], execute=args.get("p", args["s"]), updates=args.get("u", args["s"]).split(),
-                     form=args.get("f"))  # fmt: skip
+                     form=args.get("f"))
 
 
 def parse_announcement_detail(doc: html.HtmlElement) -> AnnouncementDetail:

@@ -412,7 +412,7 @@ class PortalClient(RegisterClient):
             expand,
             what,
             lambda response: pages.parse_tree_nodes(response.fragment(tree_id)),
-        )  # fmt: skip
+        )
         open_tree.expanded.add(node.row_key)
 
     def _load_folders(self, open_tree: _OpenTree, wanted: Callable[[DocumentNode], bool]) -> None:
@@ -460,7 +460,7 @@ class PortalClient(RegisterClient):
         if controls.format_field:
             if not controls.formats:
                 raise JobError(FailureClass.INVALID_FILE, f"{what}: the register offers this node in no format",
-                               source=errors.SOURCE, code="no_format")  # fmt: skip
+                               source=errors.SOURCE, code="no_format")
             # "false" is the original file; some documents come only as a ZIP ("true").
             fields[controls.format_field] = "false" if "false" in controls.formats else controls.formats[0]
         fields[controls.button] = ""

@@ -93,6 +93,6 @@ class ShareholderDownloadStage(RetrievingStage):
         document_id = self.documents.store(
             conn, download.content, kind="shareholder_list", media_type=download.media_type,
             filename=download.filename, entity_id=entity.id,
-        )  # fmt: skip
+        )
         return {"raw_document_id": document_id, "label": node.label, "media_type": download.media_type,
-                "filename": download.filename}  # fmt: skip
+                "filename": download.filename}

@@ -22,7 +22,7 @@ STATES = {
     "HH": "Hamburg", "HE": "Hessen", "MV": "Mecklenburg-Vorpommern", "NI": "Niedersachsen",
     "NW": "Nordrhein-Westfalen", "RP": "Rheinland-Pfalz", "SL": "Saarland", "SN": "Sachsen",
     "ST": "Sachsen-Anhalt", "SH": "Schleswig-Holstein", "TH": "Thüringen",
-}  # fmt: skip
+}
 # The courts' state abbreviations (orchestration.register.sample.courts) that differ from the form's.
 _FORM_STATE = {"BB": "BR"}
 # How far back the announcements of the corpus reach, and how many companies have one.
@@ -44,7 +44,7 @@ _LEGAL_FORMS = {
     "AG": "Aktiengesellschaft", "GmbH & Co. KG": "Kommanditgesellschaft", "KG": "Kommanditgesellschaft",
     "OHG": "Offene Handelsgesellschaft", "e.K.": "Eingetragener Kaufmann", "eG": "Eingetragene Genossenschaft",
     "e.V.": "Eingetragener Verein", "PartG mbB": "Partnerschaftsgesellschaft",
-}  # fmt: skip
+}
 
 
 def form_state(company: Company) -> str:

@@ -238,7 +238,7 @@ class SampleRegister:
         elif mode is SearchMode.ANY and not (register_type or court_code or number):
             # As on the portal: "at least one keyword" needs a further criterion.
             errors.append(("Search", 'With "contain at least one keyword" please also choose a register type, '
-                                     "a register court or a register number."))  # fmt: skip
+                                     "a register court or a register number."))
         if errors:
             ids = session.new_view(View(kind="search"))
             return HTMLResponse(html.search_page(ids, session.cid, self.corpus.courts, errors))
@@ -303,7 +303,7 @@ class SampleRegister:
             content = "".join(f"<p>{html.german(a.published)} {a.category_label}: {a.text}</p>" for a in items)
         else:
             content = (f"<p>{company.name}</p><p>{company.seat}</p>"
-                       f"<p>Amtsgericht {company.court.name} {company.designation}</p>")  # fmt: skip
+                       f"<p>Amtsgericht {company.court.name} {company.designation}</p>")
         return HTMLResponse(html.layout(kind, "/rp_web/welcome.xhtml", ids, content))
 
     # ------------------------------------------------------------------------- DK
@@ -317,7 +317,7 @@ class SampleRegister:
 
     def _document_page(self, ids: html.PageIds, view: View, errors=()) -> Response:
         page = html.document_page(ids, view.action, self.tree(view.company), frozenset(view.expanded),
-                                  self._selected_node(view), self._zip_only(view), errors)  # fmt: skip
+                                  self._selected_node(view), self._zip_only(view), errors)
         return HTMLResponse(page)
 
     async def _tree_request(self, session: Session, token: str, view: View, form: FormData) -> Response:

@@ -103,7 +103,7 @@ def filings(company: Company, added: tuple[Filing, ...] = ()) -> list[Filing]:
     founded = date(1995, 1, 1) + timedelta(days=rng.randint(0, 25 * 365))
     statute = {"AG": "Satzung", "eG": "Satzung", "e.V.": "Satzung", "PartG mbB": "Partnerschaftsvertrag"}
     out = [Filing(f"{statute.get(company.legal_form, 'Gesellschaftsvertrag')} vom {german_date(founded)}", founded,
-                  rng.getrandbits(32))]  # fmt: skip
+                  rng.getrandbits(32))]
     for _ in range(rng.randint(1, 2)):
         day = founded + timedelta(days=rng.randint(30, 3000))
         out.append(Filing(f"Anmeldung vom {german_date(day)}", day, rng.getrandbits(32)))
@@ -112,7 +112,7 @@ def filings(company: Company, added: tuple[Filing, ...] = ()) -> list[Filing]:
         for _ in range(rng.randint(1, 3)):
             # About one list in four is offered only as a ZIP, as some are on the portal.
             out.append(Filing(SHAREHOLDER_LIST_LABEL.format(date=german_date(day)), day, rng.getrandbits(32),
-                              shareholder_list=True, zip_only=rng.random() < 0.25))  # fmt: skip
+                              shareholder_list=True, zip_only=rng.random() < 0.25))
             day += timedelta(days=rng.randint(200, 2500))
     return sorted([*out, *added], key=lambda f: f.filed)
 
@@ -133,7 +133,7 @@ def document_tree(company: Company, added: tuple[Filing, ...] = ()) -> TreeNode:
     categories.append((CATEGORY_DEEDS, statutes[:1]))
     categories.append((CATEGORY_ACCOUNTS, []))  # an empty category: a leaf on the portal
     folders = tuple(TreeNode(f"0_0_{i}", label, _documents(f"0_0_{i}", documents))
-                    for i, (label, documents) in enumerate(categories))  # fmt: skip
+                    for i, (label, documents) in enumerate(categories))
     register_folder = TreeNode("0_0", FOLDER_LABEL, folders)
     children = [register_folder]
     if lists:

@@ -31,7 +31,7 @@ COURT_WEIGHTS = (
     ("F1103", 14), ("D2601", 12), ("K1101", 10), ("M1201", 7), ("R3306", 7), ("R1101", 6),
     ("B8534", 6), ("P2305", 5), ("U1308", 4), ("H1101", 3), ("R3101", 2), ("R2103", 1),
     ("R2307", 1), ("D3101", 1), ("P2716", 1),
-)  # fmt: skip
+)
 # Courts that write a letter after the number: "HRB 248040 B" (Berlin), "HRB 25052 HB" (Bremen).
 REGISTER_SUFFIXES = {"F1103": "B", "H1101": "HB"}
 
@@ -39,11 +39,11 @@ REGISTER_SUFFIXES = {"F1103": "B", "H1101": "HB"}
 LEGAL_FORM_WEIGHTS = (
     ("GmbH", "HRB", 52), ("UG", "HRB", 8), ("AG", "HRB", 4), ("GmbH & Co. KG", "HRA", 12), ("KG", "HRA", 4),
     ("OHG", "HRA", 2), ("e.K.", "HRA", 6), ("eG", "GnR", 3), ("e.V.", "VR", 6), ("PartG mbB", "PR", 3),
-)  # fmt: skip
+)
 NAME_ENDINGS = {
     "GmbH": "GmbH", "UG": "UG (haftungsbeschränkt)", "AG": "AG", "GmbH & Co. KG": "GmbH & Co. KG",
     "KG": "KG", "OHG": "OHG", "e.K.": "e.K.", "eG": "eG", "e.V.": "e.V.", "PartG mbB": "PartG mbB",
-}  # fmt: skip
+}
 NUMBER_RANGES = {"HRB": (1000, 299_999), "HRA": (100, 125_000), "GnR": (1, 1_800), "VR": (100, 40_000), "PR": (100, 3_500)}
 SI_VERSIONS = (("3.3.1", 55), ("3.5.1", 30), ("1.x", 15))
 
@@ -73,15 +73,15 @@ INDUSTRIES = {
     "Autohaus": "der Handel mit Kraftfahrzeugen und deren Reparatur",
 }
 FANTASY_PREFIXES = ("Nord", "Süd", "West", "Ost", "Alpen", "Rhein", "Elb", "Main", "Isar", "Hanse", "Spree",
-                    "Donau", "Taunus", "Harz", "Weser", "Mosel", "Ruhr", "Neckar", "Stern", "Sonnen")  # fmt: skip
+                    "Donau", "Taunus", "Harz", "Weser", "Mosel", "Ruhr", "Neckar", "Stern", "Sonnen")
 FANTASY_ROOTS = ("licht", "blick", "werk", "tec", "kraft", "feld", "haus", "data", "net", "quelle", "brücke",
-                 "hafen", "wind", "stein", "bogen")  # fmt: skip
+                 "hafen", "wind", "stein", "bogen")
 COOPERATIVES = ("Wohnungsbaugenossenschaft", "Raiffeisenbank", "Volksbank", "Energiegenossenschaft", "Einkaufsgenossenschaft")
 ASSOCIATIONS = ("Sportverein", "Förderverein", "Turnverein", "Kulturverein", "Heimatverein", "Schützenverein", "Musikverein")
 PROFESSIONS = ("Rechtsanwälte", "Steuerberater", "Architekten", "Wirtschaftsprüfer", "Ingenieure")
 
 GMBH_CAPITAL = ((25_000, 60), (50_000, 10), (100_000, 8), (30_000, 5), (26_000, 3), (250_000, 4), (500_000, 3),
-                (1_000_000, 2), (Decimal("25564.59"), 3), (Decimal("51129.19"), 2))  # fmt: skip
+                (1_000_000, 2), (Decimal("25564.59"), 3), (Decimal("51129.19"), 2))
 UG_CAPITAL = ((1, 5), (100, 10), (500, 20), (1_000, 30), (1_500, 10), (2_500, 15), (5_000, 10))
 AG_CAPITAL = ((50_000, 30), (100_000, 30), (500_000, 20), (1_000_000, 15), (5_000_000, 5))
 

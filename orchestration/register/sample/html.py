@@ -83,7 +83,7 @@ def _navigation(action: str, ids: PageIds) -> str:
                        {"target": name}, "ui-menuitem-link ui-corner-all rpNavMainMenuItem")
         + "</li>"
         for name, label in links
-    )  # fmt: skip
+    )
     menu = f'<div id="naviForm:rpNavMainMenuID" class="ui-menu ui-widget rpNavMainMenu" role="menu"><ul class="ui-menu-list ui-helper-reset">{items}</ul></div>\n'
     return _form("naviForm", action, ids, menu)
 
@@ -203,7 +203,7 @@ def _result_row(ids: PageIds, index: int, company: Company) -> str:
             links.append(
                 _submit_link("ergebnissForm", link_id(ids, index, k, kind), label,
                              {"property2": "", "property": f"Global.Dokumentart.{kind}"}, "dokumentList")
-            )  # fmt: skip
+            )
     earlier = ""
     if company.earlier_names:
         # As on the portal: a nested table of 3-cell rows; the seat is numbered like the name.
