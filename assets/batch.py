@@ -6,7 +6,8 @@ per batch, since an event per entity would cap a run near 50–100 entities/s.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import dagster as dg
 import sqlalchemy as sa
@@ -103,7 +104,9 @@ def work_batch(
     # An error before the claim (database unreachable) propagates: no job was touched, so the
     # step's retry policy may retry it.
     try:
-        report = run_batches(engine, stage, context.run.run_id, max_batches=get_settings().max_batches_per_run, limit=limit)
+        report = run_batches(
+            engine, stage, context.run.run_id, max_batches=get_settings().max_batches_per_run, limit=limit
+        )
     except BatchAborted as exc:
         # After the claim the jobs belong to the database's retries (through the lease reaper).
         raise dg.Failure(description=str(exc), allow_retries=False) from exc

@@ -61,7 +61,9 @@ def build_company_records_asset(job_type: JobType) -> dg.AssetsDefinition:
         "partitioned by register court. A run for courts (a backfill after a parser change) re-parses "
         "their stored documents; a run without a partition (the sensor's) works batches of due "
         "xml_parsing jobs and reports the courts it touched.",
-        check_specs=[dg.AssetCheckSpec(name, asset=COMPANY_RECORDS, description=d) for name, d, _ in COMPANY_RECORD_CHECKS],
+        check_specs=[
+            dg.AssetCheckSpec(name, asset=COMPANY_RECORDS, description=d) for name, d, _ in COMPANY_RECORD_CHECKS
+        ],
     )
     def company_records(
         context: dg.AssetExecutionContext, database: DatabaseResource, documents: DocumentStoreResource

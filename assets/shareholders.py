@@ -47,16 +47,32 @@ _NEEDS_REVIEW = sa.text("""
 """)
 
 SHAREHOLDER_CHECKS: list[BatchCheck] = [
-    ("lists_verified", "every newest list is verified: all checks passed, no cell read with low confidence "
-     "(otherwise it is stored as needs_review)", _NEEDS_REVIEW),
-    ("read_confidently", "no cell that carries a value was read with low OCR confidence",
-     _failed_validation("read_confidently")),
-    ("percentages_sum_to_100", "shareholder percentages sum to 100 within the rounding GesLV §4 allows",
-     _failed_validation("percentages_sum_to_100")),
-    ("nominal_sum_matches_capital", "nominal amounts sum to the capital of the parsed register data",
-     _failed_validation("nominal_sum_matches_capital")),
-    ("shares_numbered", "every share has a running number, without gaps or repeats",
-     _failed_validation("shares_numbered")),
+    (
+        "lists_verified",
+        "every newest list is verified: all checks passed, no cell read with low confidence "
+        "(otherwise it is stored as needs_review)",
+        _NEEDS_REVIEW,
+    ),
+    (
+        "read_confidently",
+        "no cell that carries a value was read with low OCR confidence",
+        _failed_validation("read_confidently"),
+    ),
+    (
+        "percentages_sum_to_100",
+        "shareholder percentages sum to 100 within the rounding GesLV §4 allows",
+        _failed_validation("percentages_sum_to_100"),
+    ),
+    (
+        "nominal_sum_matches_capital",
+        "nominal amounts sum to the capital of the parsed register data",
+        _failed_validation("nominal_sum_matches_capital"),
+    ),
+    (
+        "shares_numbered",
+        "every share has a running number, without gaps or repeats",
+        _failed_validation("shares_numbered"),
+    ),
 ]
 
 
@@ -109,11 +125,20 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
         stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
         # A run for courts re-reads their stored lists; a run without a partition works the queue.
         if context.has_partition_key or context.has_partition_key_range:
-            report = yield from reparse_courts(context, engine, stage, SHAREHOLDERS, SHAREHOLDER_READER_VERSION,
-                                               SHAREHOLDER_CHECKS, written="new_list", reparse=reread_lists)
+            report = yield from reparse_courts(
+                context,
+                engine,
+                stage,
+                SHAREHOLDERS,
+                SHAREHOLDER_READER_VERSION,
+                SHAREHOLDER_CHECKS,
+                written="new_list",
+                reparse=reread_lists,
+            )
         else:
-            report = yield from work_queue_by_court(context, engine, stage, SHAREHOLDERS, SHAREHOLDER_READER_VERSION,
-                                                    SHAREHOLDER_CHECKS, written="new_list")
+            report = yield from work_queue_by_court(
+                context, engine, stage, SHAREHOLDERS, SHAREHOLDER_READER_VERSION, SHAREHOLDER_CHECKS, written="new_list"
+            )
         # Which lists a person should look at: one observation for the run's lists, whatever their courts.
         with engine.connect() as conn:
             review = review_summary(conn, sorted(set(report.entity_ids)))

@@ -90,16 +90,20 @@ def search_latency(engine: sa.Engine, instance: dg.DagsterInstance) -> float:
 def main() -> None:
     url = bench_database("hreg_bench_pipeline")
     data_dir = Path(tempfile.mkdtemp(prefix="hreg-bench-pipeline-"))
-    os.environ.update({
-        "HREG_DATABASE_URL": url.render_as_string(hide_password=False),
-        "HREG_DATA_DIR": str(data_dir),
-        "HREG_SAMPLE_REGISTER_PORT": str(free_port()),
-    })
+    os.environ.update(
+        {
+            "HREG_DATABASE_URL": url.render_as_string(hide_password=False),
+            "HREG_DATA_DIR": str(data_dir),
+            "HREG_SAMPLE_REGISTER_PORT": str(free_port()),
+        }
+    )
     settings = Settings()
     engine = create_app_engine(url)
     store = DocumentStore(settings.documents_dir)
     with engine.connect() as conn:
-        batch_size = conn.execute(sa.text("SELECT batch_size FROM processing.job_types WHERE type = 'xml_parsing'")).scalar_one()
+        batch_size = conn.execute(
+            sa.text("SELECT batch_size FROM processing.job_types WHERE type = 'xml_parsing'")
+        ).scalar_one()
 
     log(f"generating {2 * JOBS} SI documents…")
     documents = cloned_documents(2 * JOBS)
@@ -141,15 +145,19 @@ def main() -> None:
 
     latencies.sort()
     p95_index = min(len(latencies) - 1, round(0.95 * (len(latencies) - 1)))
-    print(json.dumps({
-        "jobs": JOBS,
-        "xml_parsing_runs": runs,
-        "dagster_jobs_per_s": round(dagster_per_s, 1),
-        "plain_loop_jobs_per_s": round(plain_per_s, 1),
-        "ratio": round(dagster_per_s / plain_per_s, 3),
-        "search_to_run_start_p50_s": round(statistics.median(latencies), 2),
-        "search_to_run_start_p95_s": round(latencies[p95_index], 2),
-    }))
+    print(
+        json.dumps(
+            {
+                "jobs": JOBS,
+                "xml_parsing_runs": runs,
+                "dagster_jobs_per_s": round(dagster_per_s, 1),
+                "plain_loop_jobs_per_s": round(plain_per_s, 1),
+                "ratio": round(dagster_per_s / plain_per_s, 3),
+                "search_to_run_start_p50_s": round(statistics.median(latencies), 2),
+                "search_to_run_start_p95_s": round(latencies[p95_index], 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -225,10 +225,14 @@ def measure(engine: sa.Engine, url: str, kind: str, batch_size: int, workers: in
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager, context.Pool(workers) as pool:
         start = manager.Barrier(workers)
-        results = pool.starmap(work_until_empty, [
-            # Worker ids as Dagster runs claim: their run ids.
-            (url, kind, batch_size, str(uuid.uuid4()), start) for _ in range(workers)
-        ])
+        results = pool.starmap(
+            work_until_empty,
+            [
+                # Worker ids as Dagster runs claim: their run ids.
+                (url, kind, batch_size, str(uuid.uuid4()), start)
+                for _ in range(workers)
+            ],
+        )
     done = sum(count for count, _, _ in results)
     if done != jobs:
         raise RuntimeError(f"{kind}: {done} of {jobs} jobs were claimed and completed")
@@ -244,25 +248,36 @@ def main() -> None:
     for batch_size in BATCH_SIZES:
         for workers in WORKER_COUNTS:
             rates = {kind: measure(engine, url_text, kind, batch_size, workers) for kind in CLAIM_AND_COMPLETE}
-            log(f"batch {batch_size:>4}, {workers} workers: "
-                + ", ".join(f"{kind} {rate:>9,.0f} jobs/s" for kind, rate in rates.items()))
+            log(
+                f"batch {batch_size:>4}, {workers} workers: "
+                + ", ".join(f"{kind} {rate:>9,.0f} jobs/s" for kind, rate in rates.items())
+            )
             rows.append((batch_size, workers, JOBS_PER_BATCH_SIZE[batch_size], rates))
     engine.dispose()
 
-    print(f"{'batch':>5}  {'workers':>7}  {'jobs':>6}  {'project jobs/s':>14}  {'floor jobs/s':>12}  {'raw jobs/s':>10}"
-          f"  {'ratio':>5}  {'floor ratio':>11}")
+    print(
+        f"{'batch':>5}  {'workers':>7}  {'jobs':>6}  {'project jobs/s':>14}  {'floor jobs/s':>12}  {'raw jobs/s':>10}"
+        f"  {'ratio':>5}  {'floor ratio':>11}"
+    )
     for batch_size, workers, jobs, rates in rows:
         project, floor, raw = rates["project"], rates["floor"], rates["raw"]
-        print(f"{batch_size:>5}  {workers:>7}  {jobs:>6}  {project:>14,.0f}  {floor:>12,.0f}  {raw:>10,.0f}"
-              f"  {project / raw:>5.2f}  {floor / raw:>11.2f}")
+        print(
+            f"{batch_size:>5}  {workers:>7}  {jobs:>6}  {project:>14,.0f}  {floor:>12,.0f}  {raw:>10,.0f}"
+            f"  {project / raw:>5.2f}  {floor / raw:>11.2f}"
+        )
     rates = next(rates for b, w, _, rates in rows if (b, w) == (1000, 4))
-    print(json.dumps({
-        "project_jobs_per_s": round(rates["project"]),
-        "raw_jobs_per_s": round(rates["raw"]),
-        "ratio": round(rates["project"] / rates["raw"], 3),
-        "floor_jobs_per_s": round(rates["floor"]),
-        "floor_ratio": round(rates["floor"] / rates["raw"], 3),
-    }))
+    print(
+        json.dumps(
+            {
+                "project_jobs_per_s": round(rates["project"]),
+                "raw_jobs_per_s": round(rates["raw"]),
+                "ratio": round(rates["project"] / rates["raw"], 3),
+                "floor_jobs_per_s": round(rates["floor"]),
+                "floor_ratio": round(rates["floor"] / rates["raw"], 3),
+            }
+        )
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -61,9 +61,7 @@ def build_definitions() -> dg.Definitions:
         "shareholder_parsing": build_shareholders_asset(job_types["shareholder_parsing"]),
     }
     jobs = {job_type: asset_job(job_type, asset) for job_type, asset in assets_by_type.items()}
-    sensors = [
-        build_job_sensor(job_type, job, SENSOR_INTERVAL_SECONDS[job_type]) for job_type, job in jobs.items()
-    ]
+    sensors = [build_job_sensor(job_type, job, SENSOR_INTERVAL_SECONDS[job_type]) for job_type, job in jobs.items()]
     database = database_from_environment()
     return dg.Definitions(
         assets=[*assets_by_type.values(), ownership_graph],

@@ -116,8 +116,15 @@ ZIP_MAX_TOTAL_BYTES = 256 * 1024 * 1024
 ZIP_MAX_RATIO = 200  # uncompressed / compressed; far beyond is a zip bomb, not a scan
 ZIP_MAX_DEPTH = 2  # a ZIP in a ZIP is unpacked; deeper nesting is refused
 
-_MEDIA_TYPES = {".pdf": "application/pdf", ".tif": "image/tiff", ".tiff": "image/tiff", ".xml": "text/xml",
-                ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png"}
+_MEDIA_TYPES = {
+    ".pdf": "application/pdf",
+    ".tif": "image/tiff",
+    ".tiff": "image/tiff",
+    ".xml": "text/xml",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".png": "image/png",
+}
 
 
 @dataclass(frozen=True)
@@ -169,7 +176,9 @@ def unpack_zip(content: bytes, what: str = "ZIP archive", *, _depth: int = 1) ->
             if member.file_size > ZIP_MAX_MEMBER_BYTES or total > ZIP_MAX_TOTAL_BYTES:
                 raise _refuse(what, f"member {name!r} unpacks to more than the size limit (a zip bomb?)")
             if member.compress_size and member.file_size / member.compress_size > ZIP_MAX_RATIO:
-                raise _refuse(what, f"member {name!r} is compressed {member.file_size // member.compress_size}:1 (a zip bomb?)")
+                raise _refuse(
+                    what, f"member {name!r} is compressed {member.file_size // member.compress_size}:1 (a zip bomb?)"
+                )
             # The declared size may lie: read at most one byte past it.
             with archive.open(member) as stream:
                 data = stream.read(member.file_size + 1)

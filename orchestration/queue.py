@@ -222,9 +222,7 @@ JOB_STATE = sa.text("""
      WHERE j.id = :job_id
 """)
 
-ARCHIVE_COMPLETED = sa.text(
-    "SELECT processing.archive_completed_jobs(make_interval(secs => :older_than_s), :limit)"
-)
+ARCHIVE_COMPLETED = sa.text("SELECT processing.archive_completed_jobs(make_interval(secs => :older_than_s), :limit)")
 
 PERMANENT_FAILURE_CLASSES = sa.text("""
     SELECT failure_class FROM processing.failure_classes WHERE permanent ORDER BY failure_class
@@ -486,9 +484,7 @@ def retry(conn: sa.Connection, job_id: str, *, requested_by: str, reason: str) -
 
 def archive_completed(conn: sa.Connection, older_than: timedelta, limit: int) -> int:
     """Move up to ``limit`` jobs completed longer than ``older_than`` ago to the archive; returns how many."""
-    return conn.execute(
-        ARCHIVE_COMPLETED, {"older_than_s": older_than.total_seconds(), "limit": limit}
-    ).scalar_one()
+    return conn.execute(ARCHIVE_COMPLETED, {"older_than_s": older_than.total_seconds(), "limit": limit}).scalar_one()
 
 
 def archive_all_completed(engine: sa.Engine, older_than: timedelta, batch_size: int, max_batches: int) -> int:

@@ -200,8 +200,15 @@ class ReparseCourt(Protocol):
     """Redo one court's work of a stage with the current code (what a backfill run does per court)."""
 
     def __call__(
-        self, engine: sa.Engine, stage: Stage, worker_id: str, court: str, *,
-        parser_version: str, batch_size: int, lease_seconds: int,
+        self,
+        engine: sa.Engine,
+        stage: Stage,
+        worker_id: str,
+        court: str,
+        *,
+        parser_version: str,
+        batch_size: int,
+        lease_seconds: int,
     ) -> CourtReparse: ...
 
 
@@ -224,17 +231,32 @@ def reparse_court(
     history.
     """
     with engine.connect() as conn:
-        todo = conn.execute(redo.unfinished, {
-            **ReparseScope(courts=(court,)).parameters(), "parser_version": parser_version,
-        }).scalars().all()
+        todo = (
+            conn.execute(
+                redo.unfinished,
+                {
+                    **ReparseScope(courts=(court,)).parameters(),
+                    "parser_version": parser_version,
+                },
+            )
+            .scalars()
+            .all()
+        )
     result = CourtReparse(court, BatchReport(job_type=stage.job_type, worker_id=worker_id))
     for start in range(0, len(todo), batch_size):
         entity_ids = todo[start : start + batch_size]
         with engine.begin() as conn:
-            conn.execute(redo.enqueue, {
-                **ReparseScope(entity_ids=tuple(entity_ids)).parameters(), "stale_only": False,
-                "parser_version": parser_version, "trigger": "parser_change", "requested_by": None, "reason": None,
-            })
+            conn.execute(
+                redo.enqueue,
+                {
+                    **ReparseScope(entity_ids=tuple(entity_ids)).parameters(),
+                    "stale_only": False,
+                    "parser_version": parser_version,
+                    "trigger": "parser_change",
+                    "requested_by": None,
+                    "reason": None,
+                },
+            )
             jobs = queue.claim_for_entities(conn, redo.job_type, entity_ids, parser_version, worker_id, lease_seconds)
         result.held_elsewhere += len(entity_ids) - len(jobs)
         result.report.absorb(work_claimed(engine, stage, worker_id, jobs, lease_seconds))

@@ -82,7 +82,9 @@ class Settings(BaseSettings):
         "",
         description="When set, Dagster runs `SET ROLE` to this role so they hold only the worker's privileges.",
     )
-    llm_base_url: str = Field("", description="OpenAI-compatible endpoint for shareholder extraction; empty: rules only.")
+    llm_base_url: str = Field(
+        "", description="OpenAI-compatible endpoint for shareholder extraction; empty: rules only."
+    )
     llm_model: str = Field("gpt-4o-mini", description="Model name sent to the LLM endpoint.")
     llm_api_key: str = Field("", description="API key of the LLM endpoint.")
     webhook_allowed_networks: str = Field(

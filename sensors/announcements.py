@@ -9,8 +9,9 @@ from resources.register import RegisterResource
 
 
 @dg.op(description="Reads the announcement pages of the courts of watched companies, one per court and ended day.")
-def poll_register_announcements(context: dg.OpExecutionContext, database: DatabaseResource,
-                                register: RegisterResource) -> None:
+def poll_register_announcements(
+    context: dg.OpExecutionContext, database: DatabaseResource, register: RegisterResource
+) -> None:
     # Monitoring: no person waits for it, so it leaves the bucket's reserve to people.
     with register.get_client(priority="background") as client:
         summary = poll_announcements(database.get_engine(), client)

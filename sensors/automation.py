@@ -58,11 +58,13 @@ def automation_schedule_sensor(context: dg.SensorEvaluationContext, database: Da
             context.log.error(f"scheduled run of rule {run.rule_id} at {run.scheduled_at} failed: {run.error}")
     if not runs:
         return dg.SkipReason("no scheduled rule came due")
-    return dg.SkipReason("; ".join(
-        f"rule {r.rule_id} at {r.scheduled_at:%Y-%m-%d %H:%M %Z}: {r.status}, {r.processed}/{r.total} companies"
-        + (f", {r.failed} failed" if r.failed else "")
-        for r in runs
-    ))
+    return dg.SkipReason(
+        "; ".join(
+            f"rule {r.rule_id} at {r.scheduled_at:%Y-%m-%d %H:%M %Z}: {r.status}, {r.processed}/{r.total} companies"
+            + (f", {r.failed} failed" if r.failed else "")
+            for r in runs
+        )
+    )
 
 
 automation_sensors = [automation_event_sensor, automation_schedule_sensor]

@@ -5,7 +5,6 @@ comes before the last requested run has claimed its batch, requests nothing new.
 are counted, so that a deep queue never floods the daemon.
 """
 
-
 import json
 from datetime import timedelta
 
@@ -54,9 +53,7 @@ def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefi
         if not new_keys:
             return dg.SkipReason(f"the {len(run_keys)} due batches of {job_type} are already requested")
         return [
-            dg.RunRequest(
-                run_key=key, tags={JOB_TYPE_TAG: job_type, BATCH_HEAD_TAG: key.split(":")[1]}
-            )
+            dg.RunRequest(run_key=key, tags={JOB_TYPE_TAG: job_type, BATCH_HEAD_TAG: key.split(":")[1]})
             for key in new_keys
         ]
 

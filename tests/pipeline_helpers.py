@@ -31,7 +31,8 @@ def add_entity_with_si(
     with engine.begin() as conn:
         entity_id = str(
             conn.execute(
-                CREATE_ENTITY, {"court_code": court_code, "register_type": "HRB", "register_number": number, "name": name}
+                CREATE_ENTITY,
+                {"court_code": court_code, "register_type": "HRB", "register_number": number, "name": name},
             ).scalar_one()
         )
         document_id = store.store(conn, content, kind="si", media_type="application/xml", entity_id=entity_id)

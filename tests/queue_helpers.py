@@ -22,18 +22,24 @@ def insert_search(conn: sa.Connection, query: str = "Muster GmbH", user_id: str 
     columns = {"user_id": user_id or str(uuid.uuid4()), "query": query, **options}
     names = ", ".join(columns)
     values = ", ".join(f":{name}" for name in columns)
-    return str(conn.execute(sa.text(f"INSERT INTO public.searches ({names}) VALUES ({values}) RETURNING id"), columns).scalar_one())
+    return str(
+        conn.execute(
+            sa.text(f"INSERT INTO public.searches ({names}) VALUES ({values}) RETURNING id"), columns
+        ).scalar_one()
+    )
 
 
 def insert_entity(conn: sa.Connection, processing_status: str = "discovered", name: str = "Muster GmbH") -> str:
     """An entity; one in xml_ready gets a stored SI document first, as a worker would store it."""
-    entity_id = str(conn.execute(
-        sa.text("""
+    entity_id = str(
+        conn.execute(
+            sa.text("""
             INSERT INTO content.entities (court_code, register_type, register_number, name)
             VALUES ('D2601V', 'HRB', :number, :name) RETURNING id
         """),
-        {"number": str(next(_register_numbers)), "name": name},
-    ).scalar_one())
+            {"number": str(next(_register_numbers)), "name": name},
+        ).scalar_one()
+    )
     if processing_status == "xml_ready":
         store_si_document(conn, entity_id)
     elif processing_status != "discovered":
@@ -43,14 +49,21 @@ def insert_entity(conn: sa.Connection, processing_status: str = "discovered", na
 
 def insert_raw_document(conn: sa.Connection, entity_id: str, kind: str = "si") -> str:
     content = uuid.uuid4().bytes
-    return str(conn.execute(
-        sa.text("""
+    return str(
+        conn.execute(
+            sa.text("""
             INSERT INTO content.raw_documents (sha256, entity_id, kind, media_type, size_bytes, content)
             VALUES (:sha256, :entity_id, :kind, 'application/xml', :size, :content) RETURNING id
         """),
-        {"sha256": hashlib.sha256(content).hexdigest(), "entity_id": entity_id, "kind": kind,
-         "size": len(content), "content": content},
-    ).scalar_one())
+            {
+                "sha256": hashlib.sha256(content).hexdigest(),
+                "entity_id": entity_id,
+                "kind": kind,
+                "size": len(content),
+                "content": content,
+            },
+        ).scalar_one()
+    )
 
 
 def store_si_document(conn: sa.Connection, entity_id: str) -> str:
@@ -94,7 +107,9 @@ def history(conn: sa.Connection, job_id: str) -> list[sa.Row]:
 
 def make_due(conn: sa.Connection, job_id: str) -> None:
     """Skip the backoff of a re-queued job, so that a test need not wait for it."""
-    conn.execute(sa.text("UPDATE processing.processing_jobs SET next_attempt_at = now() WHERE id = :id"), {"id": job_id})
+    conn.execute(
+        sa.text("UPDATE processing.processing_jobs SET next_attempt_at = now() WHERE id = :id"), {"id": job_id}
+    )
 
 
 def expire_lease(conn: sa.Connection, job_id: str) -> None:
@@ -105,7 +120,9 @@ def expire_lease(conn: sa.Connection, job_id: str) -> None:
     )
 
 
-def claim_one(conn: sa.Connection, job_type: str, worker_id: str = "worker-1", lease_seconds: int = 60) -> queue.ClaimedJob:
+def claim_one(
+    conn: sa.Connection, job_type: str, worker_id: str = "worker-1", lease_seconds: int = 60
+) -> queue.ClaimedJob:
     [claimed] = queue.claim(conn, job_type, 1, worker_id, lease_seconds)
     return claimed
 
@@ -119,7 +136,9 @@ def claim_and_fail(conn: sa.Connection, job_type: str, error: JobError, worker_i
 
 def request_research(conn: sa.Connection, entity_id: str) -> str:
     """What the application calls when a user asks for shareholders; returns the download job."""
-    return str(conn.execute(sa.text("SELECT processing.request_shareholder_research(:id)"), {"id": entity_id}).scalar_one())
+    return str(
+        conn.execute(sa.text("SELECT processing.request_shareholder_research(:id)"), {"id": entity_id}).scalar_one()
+    )
 
 
 def download_shareholder_list(conn: sa.Connection, entity_id: str, worker_id: str = "worker-1") -> str:
@@ -132,9 +151,11 @@ def download_shareholder_list(conn: sa.Connection, entity_id: str, worker_id: st
 
 def count_trigger_calls(conn: sa.Connection) -> dict[str, int]:
     """How often each trigger function ran in the current transaction (needs track_functions)."""
-    return dict(conn.execute(sa.text(
-        "SELECT funcname, calls FROM pg_stat_xact_user_functions WHERE schemaname = 'processing'"
-    )).all())
+    return dict(
+        conn.execute(
+            sa.text("SELECT funcname, calls FROM pg_stat_xact_user_functions WHERE schemaname = 'processing'")
+        ).all()
+    )
 
 
 def track_function_calls(conn: sa.Connection) -> None:

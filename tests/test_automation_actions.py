@@ -58,8 +58,9 @@ def test_rediscovery_of_a_discovered_company_takes_the_application_path(engine):
         rule = make_rule(conn, "entity_changed", "enqueue_job", action_config={"job": "rediscovery"})
     with engine.connect() as conn:
         assert fire(conn, rule, change_event(company)) is FiringOutcome.SUCCEEDED
-        status = conn.execute(sa.text("SELECT processing_status FROM content.entities WHERE id = :e"),
-                              {"e": company}).scalar_one()
+        status = conn.execute(
+            sa.text("SELECT processing_status FROM content.entities WHERE id = :e"), {"e": company}
+        ).scalar_one()
         [job] = active_jobs(conn, company)
     assert status == "basic_discovery_running"
     assert job.type == "basic_discovery" and job.data["trigger_source"] == "user_discovery"
@@ -85,8 +86,9 @@ def test_shareholder_research_is_requested(engine):
     with engine.connect() as conn:
         fire(conn, rule, change_event(company))
         [job] = active_jobs(conn, company)
-        status = conn.execute(sa.text("SELECT shareholder_research_status FROM content.entities WHERE id = :e"),
-                              {"e": company}).scalar_one()
+        status = conn.execute(
+            sa.text("SELECT shareholder_research_status FROM content.entities WHERE id = :e"), {"e": company}
+        ).scalar_one()
     assert job.type == "shareholder_download"
     assert status == "requested"
 
@@ -94,8 +96,14 @@ def test_shareholder_research_is_requested(engine):
 def test_failed_action_is_logged_with_its_error(engine):
     with engine.begin() as conn:
         rule = make_rule(conn, "job_failed", "enqueue_job", action_config={"job": "shareholder_research"})
-        search_failure = Event(source_type="job_failed", key="job_failure:1", subject_id=USER, entity_id=None,
-                               occurred_at=rule.created_date, summary="basic_discovery failed permanently")
+        search_failure = Event(
+            source_type="job_failed",
+            key="job_failure:1",
+            subject_id=USER,
+            entity_id=None,
+            occurred_at=rule.created_date,
+            summary="basic_discovery failed permanently",
+        )
     with engine.connect() as conn:
         assert fire(conn, rule, search_failure) is FiringOutcome.FAILED
         [logged] = log_rows(conn, rule.id)
@@ -120,8 +128,9 @@ def test_webhook_is_delivered_signed_to_a_real_receiver(engine, receiver):
     with engine.begin() as conn:
         company = make_entity(conn)
         add_revision(conn, company, company_record())
-        rule = make_rule(conn, "entity_changed", "webhook", watched=(company,),
-                         action_config={"url": receiver.url, "secret": SECRET})
+        rule = make_rule(
+            conn, "entity_changed", "webhook", watched=(company,), action_config={"url": receiver.url, "secret": SECRET}
+        )
     cursor = evaluate_events(engine, None).cursor
     with engine.begin() as conn:
         add_revision(conn, company, company_record(capital={"amount": "50000.00", "currency": "EUR"}))
@@ -174,8 +183,9 @@ def test_webhook_fails_for_good_on_a_client_error_or_when_retries_run_out(engine
     receiver.statuses = [410, 500, 500]
     with engine.begin() as conn:
         company = make_entity(conn)
-        rule = make_rule(conn, "entity_changed", "webhook",
-                         action_config={"url": receiver.url, "secret": SECRET, "max_retries": 1})
+        rule = make_rule(
+            conn, "entity_changed", "webhook", action_config={"url": receiver.url, "secret": SECRET, "max_retries": 1}
+        )
     with engine.connect() as conn:
         fire(conn, rule, change_event(company, "revision:1"))
     assert run_due_actions(engine).failed == 1  # 410 Gone: asking again will not help
@@ -257,15 +267,22 @@ def test_delayed_action_waits_until_it_is_due(engine):
 def test_expired_action_never_runs(engine, receiver):
     with engine.begin() as conn:
         company = make_entity(conn)
-        rule = make_rule(conn, "entity_changed", "webhook",
-                         action_config={"url": receiver.url, "secret": SECRET, "delay_seconds": 60,
-                                        "expires_after_seconds": 60})
+        rule = make_rule(
+            conn,
+            "entity_changed",
+            "webhook",
+            action_config={"url": receiver.url, "secret": SECRET, "delay_seconds": 60, "expires_after_seconds": 60},
+        )
     with engine.connect() as conn:
         fire(conn, rule, change_event(company))
     with engine.begin() as conn:
         # The evaluators were down until after the expiry.
-        conn.execute(sa.text("UPDATE automation.scheduled_action SET execute_at = now() - interval '3 minutes', "
-                             "expires_at = now() - interval '2 minutes'"))
+        conn.execute(
+            sa.text(
+                "UPDATE automation.scheduled_action SET execute_at = now() - interval '3 minutes', "
+                "expires_at = now() - interval '2 minutes'"
+            )
+        )
 
     summary = run_due_actions(engine)
 
@@ -280,8 +297,12 @@ def test_retry_that_would_land_after_the_expiry_expires_instead(engine, receiver
     receiver.statuses = [502]
     with engine.begin() as conn:
         company = make_entity(conn)
-        rule = make_rule(conn, "entity_changed", "webhook",
-                         action_config={"url": receiver.url, "secret": SECRET, "expires_after_seconds": 10})
+        rule = make_rule(
+            conn,
+            "entity_changed",
+            "webhook",
+            action_config={"url": receiver.url, "secret": SECRET, "expires_after_seconds": 10},
+        )
     with engine.connect() as conn:
         fire(conn, rule, change_event(company))
 

@@ -30,10 +30,25 @@ def test_create_list_disable_and_log(hreg, engine):
     with engine.begin() as conn:
         company = make_entity(conn, "Kommando GmbH")
 
-    created = hreg("rules", "create", "Officer changes", "--organization", str(ORGANIZATION),
-                   "--source", "entity_changed", "--source-config", '{"fields": ["officers"]}',
-                   "--action", "notification", "--frequency", "once_per_day", "--cooldown", "60",
-                   "--created-by", str(USER))
+    created = hreg(
+        "rules",
+        "create",
+        "Officer changes",
+        "--organization",
+        str(ORGANIZATION),
+        "--source",
+        "entity_changed",
+        "--source-config",
+        '{"fields": ["officers"]}',
+        "--action",
+        "notification",
+        "--frequency",
+        "once_per_day",
+        "--cooldown",
+        "60",
+        "--created-by",
+        str(USER),
+    )
     assert created.exit_code == 0, created.output
     rule_id = int(created.output.split()[1])
     watched = hreg("rules", "watch", str(ORGANIZATION), str(company))
@@ -72,28 +87,65 @@ def test_create_list_disable_and_log(hreg, engine):
         ("job_failed", {"failure_classes": ["flaky"]}, "notification", {}, "unknown values ['flaky']"),
         ("entity_changed", {}, "webhook", {"url": "ftp://example.org"}, "http(s) url"),
         ("entity_changed", {}, "webhook", {"url": "https://example.org/hook"}, "needs secret"),
-        ("entity_changed", {}, "webhook", {"url": "https://example.org/hook", "secret": "k", "timeout_seconds": 60},
-         "at most 10"),
+        (
+            "entity_changed",
+            {},
+            "webhook",
+            {"url": "https://example.org/hook", "secret": "k", "timeout_seconds": 60},
+            "at most 10",
+        ),
         ("entity_changed", {}, "enqueue_job", {"job": "delete_everything"}, "needs job"),
         ("entity_changed", {}, "notification", {"delay_seconds": -5}, "delay_seconds must be"),
     ],
 )
-def test_rule_configurations_that_cannot_be_carried_out_are_refused(source, source_config, action, action_config,
-                                                                   message):
+def test_rule_configurations_that_cannot_be_carried_out_are_refused(
+    source, source_config, action, action_config, message
+):
     with pytest.raises(RuleConfigError, match=re.escape(message)):
         validate_source(source, source_config)
         validate_action(action, action_config)
 
 
 def test_create_refuses_what_the_database_does_not_know(hreg):
-    missing_search = hreg("rules", "create", "Neue Treffer", "--organization", str(ORGANIZATION),
-                          "--source", "search_match", "--source-config", json.dumps({"search_id": str(USER)}),
-                          "--action", "notification")
-    unknown_job_type = hreg("rules", "create", "Fehler", "--organization", str(ORGANIZATION),
-                            "--source", "job_failed", "--source-config", '{"job_types": ["xml_parse"]}',
-                            "--action", "notification")
-    not_json = hreg("rules", "create", "Kaputt", "--organization", str(ORGANIZATION), "--source", "entity_changed",
-                    "--source-config", "{fields: name}", "--action", "notification")
+    missing_search = hreg(
+        "rules",
+        "create",
+        "Neue Treffer",
+        "--organization",
+        str(ORGANIZATION),
+        "--source",
+        "search_match",
+        "--source-config",
+        json.dumps({"search_id": str(USER)}),
+        "--action",
+        "notification",
+    )
+    unknown_job_type = hreg(
+        "rules",
+        "create",
+        "Fehler",
+        "--organization",
+        str(ORGANIZATION),
+        "--source",
+        "job_failed",
+        "--source-config",
+        '{"job_types": ["xml_parse"]}',
+        "--action",
+        "notification",
+    )
+    not_json = hreg(
+        "rules",
+        "create",
+        "Kaputt",
+        "--organization",
+        str(ORGANIZATION),
+        "--source",
+        "entity_changed",
+        "--source-config",
+        "{fields: name}",
+        "--action",
+        "notification",
+    )
 
     assert missing_search.exit_code != 0 and f"saved search {USER} does not exist" in missing_search.output
     assert unknown_job_type.exit_code != 0 and "unknown values ['xml_parse']" in unknown_job_type.output

@@ -91,6 +91,11 @@ def test_events_fire_once_and_frequency_holds_across_evaluators(engine, db_url):
     assert fired == 10
     assert sum(sum(s.outcomes.values()) for s in summaries) == 40  # 20 events, seen by both
     with engine.connect() as conn:
-        subjects = conn.execute(sa.text("SELECT subject_id FROM automation.trigger_log WHERE trigger_rule_id = :r"),
-                                {"r": rule.id}).scalars().all()
+        subjects = (
+            conn.execute(
+                sa.text("SELECT subject_id FROM automation.trigger_log WHERE trigger_rule_id = :r"), {"r": rule.id}
+            )
+            .scalars()
+            .all()
+        )
     assert sorted(subjects) == sorted(companies)

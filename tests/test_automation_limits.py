@@ -11,8 +11,10 @@ from test_automation_support import change_event, log_rows, make_entity, make_ru
 def backdate_firings(conn, rule_id: int, seconds: int) -> None:
     """Let time pass: the rule's firings happened ``seconds`` earlier."""
     conn.execute(
-        sa.text("UPDATE automation.trigger_log SET created_date = created_date - make_interval(secs => :s) "
-                "WHERE trigger_rule_id = :r"),
+        sa.text(
+            "UPDATE automation.trigger_log SET created_date = created_date - make_interval(secs => :s) "
+            "WHERE trigger_rule_id = :r"
+        ),
         {"s": seconds, "r": rule_id},
     )
 

@@ -30,4 +30,3 @@ def test_downgrade_removes_the_automation_schema_and_upgrade_restores_it(engine)
         assert conn.execute(sa.text("SELECT to_regclass('content.entities_created_at_idx')")).scalar() is None
         command.upgrade(_alembic_config(conn), "head")
         assert automation_indexes(conn) >= SEED_INDEXES
-

@@ -49,8 +49,13 @@ def test_worker_role_evaluates_rules_and_runs_every_action(engine, as_role, rece
         make_rule(conn, "entity_changed", "notification", watched=(changing,))
         make_rule(conn, "entity_changed", "enqueue_job", action_config={"job": "shareholder_research"})
         make_rule(conn, "entity_changed", "webhook", action_config={"url": receiver.url, "secret": "k"})
-        schedule = make_rule(conn, "schedule", "enqueue_job", source_config={"cron": "0 6 * * *", "watch": "rule"},
-                             action_config={"job": "rediscovery"})
+        schedule = make_rule(
+            conn,
+            "schedule",
+            "enqueue_job",
+            source_config={"cron": "0 6 * * *", "watch": "rule"},
+            action_config={"job": "rediscovery"},
+        )
         watch(conn, ORGANIZATION, [rechecked], rule_id=schedule.id)
     worker = as_role("hreg_worker")
     cursor = evaluate_events(worker, None).cursor
@@ -59,7 +64,9 @@ def test_worker_role_evaluates_rules_and_runs_every_action(engine, as_role, rece
 
     evaluate_events(worker, cursor)
     assert run_due_actions(worker).completed == 1
-    [run] = run_scheduled_rules(worker, now=latest_due_time("0 6 * * *", "UTC", schedule.created_date + timedelta(days=1)))
+    [run] = run_scheduled_rules(
+        worker, now=latest_due_time("0 6 * * *", "UTC", schedule.created_date + timedelta(days=1))
+    )
 
     assert (run.processed, run.failed) == (1, 0)
     assert len(receiver.deliveries) == 1
@@ -73,9 +80,16 @@ def test_worker_role_evaluates_rules_and_runs_every_action(engine, as_role, rece
 
 def test_application_manages_rules_and_workers_cannot(engine, as_role):
     with as_role("hreg_app").begin() as app:
-        rule = create_rule(app, name="Kapital", organization_id=ORGANIZATION, source_type="entity_changed",
-                           source_config={"fields": ["capital"]}, action_type="notification", action_config={},
-                           created_by=USER)
+        rule = create_rule(
+            app,
+            name="Kapital",
+            organization_id=ORGANIZATION,
+            source_type="entity_changed",
+            source_config={"fields": ["capital"]},
+            action_type="notification",
+            action_config={},
+            created_by=USER,
+        )
     with (
         pytest.raises(sa.exc.ProgrammingError, match="permission denied"),
         as_role("hreg_worker").begin() as worker,

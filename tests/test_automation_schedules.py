@@ -18,8 +18,9 @@ def executions(conn) -> list[sa.Row]:
 
 
 def discovery_jobs(conn) -> list[sa.Row]:
-    return conn.execute(sa.text(
-        "SELECT entity_id FROM processing.processing_jobs WHERE type = 'basic_discovery' ORDER BY entity_id")).all()
+    return conn.execute(
+        sa.text("SELECT entity_id FROM processing.processing_jobs WHERE type = 'basic_discovery' ORDER BY entity_id")
+    ).all()
 
 
 def test_latest_due_time_is_in_the_rule_timezone_and_includes_the_exact_minute():
@@ -33,8 +34,14 @@ def test_due_rule_rediscovers_every_watched_company_once(engine):
     with engine.begin() as conn:
         watched = sorted([make_entity(conn, "Eins GmbH"), make_entity(conn, "Zwei GmbH", status="discovered")])
         make_entity(conn, "Nicht beobachtet GmbH")
-        rule = make_rule(conn, "schedule", "enqueue_job", source_config=DAILY_AT_SIX,
-                         action_config={"job": "rediscovery"}, watched=tuple(watched))
+        rule = make_rule(
+            conn,
+            "schedule",
+            "enqueue_job",
+            source_config=DAILY_AT_SIX,
+            action_config={"job": "rediscovery"},
+            watched=tuple(watched),
+        )
     tomorrow_at_six = latest_due_time("0 6 * * *", "Europe/Berlin", rule.created_date + timedelta(days=1))
 
     [run] = run_scheduled_rules(engine, now=tomorrow_at_six + timedelta(minutes=3))
@@ -51,8 +58,14 @@ def test_due_rule_rediscovers_every_watched_company_once(engine):
 def test_nothing_runs_before_the_first_due_time_after_the_rule_was_made(engine):
     with engine.begin() as conn:
         company = make_entity(conn)
-        rule = make_rule(conn, "schedule", "enqueue_job", source_config={"cron": "0 6 * * *"},
-                         action_config={"job": "rediscovery"}, watched=(company,))
+        rule = make_rule(
+            conn,
+            "schedule",
+            "enqueue_job",
+            source_config={"cron": "0 6 * * *"},
+            action_config={"job": "rediscovery"},
+            watched=(company,),
+        )
     next_six = latest_due_time("0 6 * * *", "UTC", rule.created_date + timedelta(days=1))
 
     assert run_scheduled_rules(engine, now=next_six - timedelta(minutes=1)) == []
@@ -73,8 +86,14 @@ def test_missed_times_run_once_at_the_latest(engine):
 def test_run_inside_the_cooldown_is_skipped(engine):
     with engine.begin() as conn:
         company = make_entity(conn)
-        make_rule(conn, "schedule", "notification", source_config={"cron": "*/5 * * * *"}, watched=(company,),
-                  cooldown_seconds=3600)
+        make_rule(
+            conn,
+            "schedule",
+            "notification",
+            source_config={"cron": "*/5 * * * *"},
+            watched=(company,),
+            cooldown_seconds=3600,
+        )
     now = datetime.now(UTC)
 
     first = run_scheduled_rules(engine, now=now + timedelta(minutes=5))
@@ -89,8 +108,14 @@ def test_run_inside_the_cooldown_is_skipped(engine):
 def test_frequency_holds_back_companies_within_a_run(engine):
     with engine.begin() as conn:
         company = make_entity(conn)
-        make_rule(conn, "schedule", "notification", source_config={"cron": "*/5 * * * *"}, watched=(company,),
-                  frequency="once_per_day")
+        make_rule(
+            conn,
+            "schedule",
+            "notification",
+            source_config={"cron": "*/5 * * * *"},
+            watched=(company,),
+            frequency="once_per_day",
+        )
     now = datetime.now(UTC)
 
     first = run_scheduled_rules(engine, now=now + timedelta(minutes=5))

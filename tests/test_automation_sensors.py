@@ -32,8 +32,9 @@ def test_event_sensor_starts_from_the_present_then_fires_and_delivers(engine, db
         add_revision(conn, company, company_record())
         add_revision(conn, company, company_record(seat="Essen"))  # history: fires nothing
         make_rule(conn, "entity_changed", "notification", watched=(company,))
-        make_rule(conn, "entity_changed", "webhook", watched=(company,),
-                  action_config={"url": receiver.url, "secret": "k"})
+        make_rule(
+            conn, "entity_changed", "webhook", watched=(company,), action_config={"url": receiver.url, "secret": "k"}
+        )
 
     first = tick(automation_event_sensor, db_url)
     with engine.begin() as conn:
@@ -54,11 +55,19 @@ def test_event_sensor_starts_from_the_present_then_fires_and_delivers(engine, db
 def test_schedule_sensor_runs_a_due_rule_once(engine, db_url):
     with engine.begin() as conn:
         company = make_entity(conn, "Jahres GmbH")
-        rule = make_rule(conn, "schedule", "enqueue_job", source_config={"cron": "0 0 1 1 *"},
-                         action_config={"job": "rediscovery"}, watched=(company,))
+        rule = make_rule(
+            conn,
+            "schedule",
+            "enqueue_job",
+            source_config={"cron": "0 0 1 1 *"},
+            action_config={"job": "rediscovery"},
+            watched=(company,),
+        )
         # Made long enough ago that last New Year's run is due.
-        conn.execute(sa.text("UPDATE automation.trigger_rule SET created_date = now() - interval '400 days' "
-                             "WHERE id = :id"), {"id": rule.id})
+        conn.execute(
+            sa.text("UPDATE automation.trigger_rule SET created_date = now() - interval '400 days' WHERE id = :id"),
+            {"id": rule.id},
+        )
 
     first = tick(automation_schedule_sensor, db_url)
     second = tick(automation_schedule_sensor, db_url)
@@ -66,8 +75,12 @@ def test_schedule_sensor_runs_a_due_rule_once(engine, db_url):
     assert f"rule {rule.id}" in first.skip_message and "completed, 1/1 companies" in first.skip_message
     assert second.skip_message == "no scheduled rule came due"
     with engine.connect() as conn:
-        jobs = conn.execute(sa.text("SELECT count(*) FROM processing.processing_jobs "
-                                    "WHERE type = 'basic_discovery' AND entity_id = :e"), {"e": company}).scalar_one()
+        jobs = conn.execute(
+            sa.text(
+                "SELECT count(*) FROM processing.processing_jobs WHERE type = 'basic_discovery' AND entity_id = :e"
+            ),
+            {"e": company},
+        ).scalar_one()
     assert jobs == 1
 
 

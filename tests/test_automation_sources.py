@@ -201,8 +201,9 @@ def test_permanent_job_failure_fires_and_a_retried_one_does_not(engine):
     with engine.begin() as conn:
         job = fail_job(conn, broken, "parser_error")
         fail_job(conn, flaky, "timeout")  # transient: the database queues it again
-        retried = conn.execute(sa.text("SELECT status FROM processing.processing_jobs WHERE entity_id = :e"),
-                               {"e": flaky}).scalar_one()
+        retried = conn.execute(
+            sa.text("SELECT status FROM processing.processing_jobs WHERE entity_id = :e"), {"e": flaky}
+        ).scalar_one()
     assert retried == "queued"
 
     evaluate_events(engine, cursor)
@@ -222,15 +223,22 @@ def test_a_job_that_fails_again_until_it_fails_for_good_fires_once(engine):
     cursor = start(engine)
     with engine.begin() as conn:
         job = fail_job(conn, company, "timeout")  # re-queued by the database
-        conn.execute(sa.text("""UPDATE processing.processing_jobs
+        conn.execute(
+            sa.text("""UPDATE processing.processing_jobs
                                    SET status = 'failed', failure_class = 'parser_error'
-                                 WHERE id = :id"""), {"id": job})  # its retry fails for good
+                                 WHERE id = :id"""),
+            {"id": job},
+        )  # its retry fails for good
 
     evaluate_events(engine, cursor)
 
     with engine.connect() as conn:
         [fired] = log_rows(conn, rule.id)
-    assert (fired.event["job_id"], fired.event["failure_class"], fired.event["attempts"]) == (str(job), "parser_error", 2)
+    assert (fired.event["job_id"], fired.event["failure_class"], fired.event["attempts"]) == (
+        str(job),
+        "parser_error",
+        2,
+    )
 
 
 def test_job_failure_filters_by_failure_class(engine):

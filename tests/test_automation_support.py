@@ -27,13 +27,24 @@ USER = uuid.UUID("00000000-0000-4000-8000-0000000000b1")
 _register_numbers = count(1000)
 
 
-def make_entity(conn: sa.Connection, name: str = "Muster GmbH", *, status: str = "parsed",
-                register_type: str = "HRB", court_code: str = "D2601") -> uuid.UUID:
+def make_entity(
+    conn: sa.Connection,
+    name: str = "Muster GmbH",
+    *,
+    status: str = "parsed",
+    register_type: str = "HRB",
+    court_code: str = "D2601",
+) -> uuid.UUID:
     return conn.execute(
         sa.text("""INSERT INTO content.entities (court_code, court_name, register_type, register_number, name, processing_status)
                    VALUES (:court, 'Amtsgericht Testhausen', :type, :number, :name, :status) RETURNING id"""),
-        {"court": court_code, "type": register_type, "number": str(next(_register_numbers)), "name": name,
-         "status": status},
+        {
+            "court": court_code,
+            "type": register_type,
+            "number": str(next(_register_numbers)),
+            "name": name,
+            "status": status,
+        },
     ).scalar_one()
 
 
@@ -55,8 +66,12 @@ def add_revision(conn: sa.Connection, entity_id: uuid.UUID, record: dict[str, An
     return conn.execute(
         sa.text("""INSERT INTO content.entity_revisions (entity_id, source_record_key, content_hash, record, parser_version)
                    VALUES (:entity, :key, :hash, CAST(:record AS jsonb), '1') RETURNING id"""),
-        {"entity": entity_id, "key": f"si:{entity_id}", "hash": hashlib.sha256(body.encode()).hexdigest(),
-         "record": body},
+        {
+            "entity": entity_id,
+            "key": f"si:{entity_id}",
+            "hash": hashlib.sha256(body.encode()).hexdigest(),
+            "record": body,
+        },
     ).scalar_one()
 
 
@@ -86,19 +101,36 @@ def fail_job(conn: sa.Connection, entity_id: uuid.UUID, failure_class: str, job_
 
 def save_search(conn: sa.Connection, query: str, mode: str = "all", register_type: str | None = None) -> uuid.UUID:
     return conn.execute(
-        sa.text("INSERT INTO public.searches (user_id, query, mode, register_type) VALUES (:user, :query, :mode, :type) RETURNING id"),
+        sa.text(
+            "INSERT INTO public.searches (user_id, query, mode, register_type) VALUES (:user, :query, :mode, :type) RETURNING id"
+        ),
         {"user": USER, "query": query, "mode": mode, "type": register_type},
     ).scalar_one()
 
 
-def make_rule(conn: sa.Connection, source_type: str, action_type: str = "notification", *,
-              source_config: dict | None = None, action_config: dict | None = None,
-              frequency: str = "always", watched: tuple[uuid.UUID, ...] = (), **options: Any):
+def make_rule(
+    conn: sa.Connection,
+    source_type: str,
+    action_type: str = "notification",
+    *,
+    source_config: dict | None = None,
+    action_config: dict | None = None,
+    frequency: str = "always",
+    watched: tuple[uuid.UUID, ...] = (),
+    **options: Any,
+):
     """A rule of ORGANIZATION; ``watched`` companies go on the organization's watch list."""
     rule = create_rule(
-        conn, name=f"{source_type} -> {action_type}", organization_id=ORGANIZATION, created_by=USER,
-        source_type=source_type, source_config=source_config or {}, action_type=action_type,
-        action_config=action_config or {}, frequency=frequency, **options,
+        conn,
+        name=f"{source_type} -> {action_type}",
+        organization_id=ORGANIZATION,
+        created_by=USER,
+        source_type=source_type,
+        source_config=source_config or {},
+        action_type=action_type,
+        action_config=action_config or {},
+        frequency=frequency,
+        **options,
     )
     watch(conn, ORGANIZATION, watched)
     return rule
@@ -106,10 +138,16 @@ def make_rule(conn: sa.Connection, source_type: str, action_type: str = "notific
 
 def change_event(entity_id: uuid.UUID, key: str = "revision:1") -> Event:
     """A capital change of ``entity_id``, as the entity_changed source reports it."""
-    return Event(source_type="entity_changed", key=key, subject_id=entity_id, entity_id=entity_id,
-                 occurred_at=datetime.now(UTC), summary="Muster GmbH: capital changed",
-                 details={"name": "Muster GmbH", "changed_fields": ["capital"]},
-                 changed_fields=frozenset({"capital"}))
+    return Event(
+        source_type="entity_changed",
+        key=key,
+        subject_id=entity_id,
+        entity_id=entity_id,
+        occurred_at=datetime.now(UTC),
+        summary="Muster GmbH: capital changed",
+        details={"name": "Muster GmbH", "changed_fields": ["capital"]},
+        changed_fields=frozenset({"capital"}),
+    )
 
 
 def log_rows(conn: sa.Connection, rule_id: int) -> list[sa.Row]:
@@ -123,6 +161,7 @@ def notification_titles(conn: sa.Connection) -> list[str]:
 
 
 # A webhook receiver ----------------------------------------------------------------------------
+
 
 @dataclass
 class Delivery:

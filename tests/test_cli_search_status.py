@@ -30,15 +30,32 @@ def printed_ids(output: str) -> dict[str, str]:
 
 def test_search_saves_the_search_and_prints_it_with_its_queued_job(hreg, engine):
     user_id = str(uuid.uuid4())
-    result = hreg("search", "Muster Bau", "--mode", "exact", "--register-type", "HRB", "--court", "D2601V",
-                  "--include-deleted", "--user", user_id)
+    result = hreg(
+        "search",
+        "Muster Bau",
+        "--mode",
+        "exact",
+        "--register-type",
+        "HRB",
+        "--court",
+        "D2601V",
+        "--include-deleted",
+        "--user",
+        user_id,
+    )
     assert result.exit_code == 0, result.output
     ids = printed_ids(result.output)
 
     with engine.begin() as conn:
         saved = search(conn, ids["search"])
-        assert (str(saved.user_id), saved.query, saved.mode, saved.register_type, saved.court, saved.include_deleted) == (
-            user_id, "Muster Bau", "exact", "HRB", "D2601V", True)
+        assert (
+            str(saved.user_id),
+            saved.query,
+            saved.mode,
+            saved.register_type,
+            saved.court,
+            saved.include_deleted,
+        ) == (user_id, "Muster Bau", "exact", "HRB", "D2601V", True)
         queued = job(conn, ids["job"])
         assert (str(queued.search_id), queued.type, queued.status) == (ids["search"], "basic_discovery", "queued")
 
@@ -49,7 +66,11 @@ def test_search_without_options_searches_all_words_for_the_command_line_user(hre
     with engine.begin() as conn:
         saved = search(conn, printed_ids(result.output)["search"])
     assert (str(saved.user_id), saved.mode, saved.register_type, saved.include_deleted) == (
-        str(uuid.UUID(int=0)), "all", None, False)
+        str(uuid.UUID(int=0)),
+        "all",
+        None,
+        False,
+    )
 
 
 def test_a_blank_search_is_refused_and_nothing_is_saved(hreg, engine):
@@ -74,8 +95,12 @@ def fill_queue(engine: sa.Engine) -> None:
         queue.fail(conn, "worker-1", [(failed.id, JobError("parser_error", "unknown result table"))])
     with engine.begin() as conn:
         waiting = insert_search(conn)
-        conn.execute(sa.text("UPDATE processing.processing_jobs SET created_at = now() - interval '2 hours' "
-                             "WHERE search_id = :id"), {"id": waiting})
+        conn.execute(
+            sa.text(
+                "UPDATE processing.processing_jobs SET created_at = now() - interval '2 hours' WHERE search_id = :id"
+            ),
+            {"id": waiting},
+        )
         insert_search(conn)
 
 
@@ -96,6 +121,8 @@ def test_status_as_json(hreg, engine):
     report = json.loads(result.output)
     depth = {(row["type"], row["status"]): row for row in report["queue"]}
     assert {key: row["jobs"] for key, row in depth.items()} == {
-        ("basic_discovery", "queued"): 2, ("basic_discovery", "failed"): 1}
+        ("basic_discovery", "queued"): 2,
+        ("basic_discovery", "failed"): 1,
+    }
     assert 7200 <= depth["basic_discovery", "queued"]["oldest_age_s"] < 7260
     assert report["failures"] == [{"type": "basic_discovery", "failure_class": "parser_error", "jobs": 1}]

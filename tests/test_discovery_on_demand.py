@@ -245,9 +245,11 @@ def test_people_are_claimed_before_background_work(engine):
     time.sleep(0.01)
     search_id = new_search(engine, "Muster GmbH")
     with engine.begin() as conn:
-        priorities = dict(conn.execute(sa.text(
-            "SELECT coalesce(search_id, entity_id)::text, priority::text FROM processing.processing_jobs"
-        )).all())
+        priorities = dict(
+            conn.execute(
+                sa.text("SELECT coalesce(search_id, entity_id)::text, priority::text FROM processing.processing_jobs")
+            ).all()
+        )
         assert priorities == {search_id: "interactive", **{e: "background" for e in watched}}
         (first,) = queue.claim(conn, "basic_discovery", 1, "test", 60)
         assert first.search_id == search_id and first.priority == "interactive"
@@ -270,11 +272,15 @@ def test_no_transaction_is_open_while_a_retrieval_is_under_way(engine, sample_re
     open_transactions = []
     with engine.connect() as conn:
         while worker.is_alive():
-            open_transactions.append(conn.execute(sa.text("""
+            open_transactions.append(
+                conn.execute(
+                    sa.text("""
                 SELECT count(*) FROM pg_stat_activity
                  WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
                    AND now() - xact_start > interval '1 second'
-            """)).scalar_one())
+            """)
+                ).scalar_one()
+            )
             conn.rollback()
             time.sleep(0.1)
     worker.join()
@@ -296,9 +302,13 @@ def test_the_recorded_result_page_tells_its_page_size_and_row_count(samples_dir)
 def test_each_path_that_creates_work_gives_it_the_priority_of_who_waits(engine):
     with engine.begin() as conn:
         person, watched, reparsed = (
-            str(conn.execute(sa.text(f"""
+            str(
+                conn.execute(
+                    sa.text(f"""
                 INSERT INTO content.entities (court_code, register_type, register_number, name)
-                VALUES ('D2601', 'HRB', '{n}', 'Prio {n} GmbH') RETURNING id""")).scalar_one())
+                VALUES ('D2601', 'HRB', '{n}', 'Prio {n} GmbH') RETURNING id""")
+                ).scalar_one()
+            )
             for n in (7001, 7002, 7003)
         )
         conn.execute(sa.text("SELECT processing.request_shareholder_research(:e, gen_random_uuid())"), {"e": person})
@@ -324,9 +334,13 @@ def test_each_path_that_creates_work_gives_it_the_priority_of_who_waits(engine):
 def test_background_jobs_hold_at_most_their_slots_so_a_person_always_finds_a_worker(engine):
     with engine.begin() as conn:
         watched = [
-            str(conn.execute(sa.text(f"""
+            str(
+                conn.execute(
+                    sa.text(f"""
                 INSERT INTO content.entities (court_code, register_type, register_number, name)
-                VALUES ('D2601', 'HRB', '{8000 + i}', 'Slot {i} GmbH') RETURNING id""")).scalar_one())
+                VALUES ('D2601', 'HRB', '{8000 + i}', 'Slot {i} GmbH') RETURNING id""")
+                ).scalar_one()
+            )
             for i in range(2)
         ]
         for entity_id in watched:

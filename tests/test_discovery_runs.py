@@ -20,10 +20,19 @@ def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(engine, 
     companies = [c for c in configured_sample_register.corpus.companies if c.seed is not None and not c.deleted][:4]
     with engine.begin() as conn:
         ids = [
-            str(conn.execute(INSERT_ENTITY, {
-                "court_code": c.court.code, "court_name": c.court.name, "register_type": c.register_type,
-                "register_number": c.register_number, "register_suffix": c.register_suffix or "", "name": c.name,
-            }).scalar_one())
+            str(
+                conn.execute(
+                    INSERT_ENTITY,
+                    {
+                        "court_code": c.court.code,
+                        "court_name": c.court.name,
+                        "register_type": c.register_type,
+                        "register_number": c.register_number,
+                        "register_suffix": c.register_suffix or "",
+                        "name": c.name,
+                    },
+                ).scalar_one()
+            )
             for c in companies
         ]
         watched, opened = ids[:3], ids[3]
@@ -46,9 +55,13 @@ def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(engine, 
             SELECT entity_id::text, priority::text, status, started_at FROM processing.processing_jobs
              WHERE type = 'basic_discovery' ORDER BY started_at""")
         ).all()
-        parses = dict(conn.execute(sa.text(
-            "SELECT entity_id::text, priority::text FROM processing.processing_jobs WHERE type = 'xml_parsing'"
-        )).all())
+        parses = dict(
+            conn.execute(
+                sa.text(
+                    "SELECT entity_id::text, priority::text FROM processing.processing_jobs WHERE type = 'xml_parsing'"
+                )
+            ).all()
+        )
     assert [j.status for j in jobs] == ["completed"] * 4
     # The person's job was claimed first, one job at a time, though queued last.
     assert (jobs[0].entity_id, jobs[0].priority) == (opened, "interactive")

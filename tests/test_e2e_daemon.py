@@ -61,7 +61,9 @@ def test_search_to_parsed_entities_and_shareholders_through_the_daemon(stack):
     # ten, whose SI documents are fetched and parsed; the rest stay discovered until opened.
     def parsed_entities():
         with engine.connect() as conn:
-            status = conn.execute(sa.text("SELECT status FROM public.searches WHERE id = :s"), {"s": search_id}).scalar()
+            status = conn.execute(
+                sa.text("SELECT status FROM public.searches WHERE id = :s"), {"s": search_id}
+            ).scalar()
             rows = conn.execute(
                 sa.text("""SELECT e.id, e.processing_status FROM public.search_results r
                              JOIN content.entities e ON e.id = r.entity_id
@@ -79,9 +81,15 @@ def test_search_to_parsed_entities_and_shareholders_through_the_daemon(stack):
             sa.text("SELECT count(DISTINCT entity_id) FROM content.entity_revisions WHERE entity_id = ANY(:ids)"),
             {"ids": [r.id for r in entities]},
         ).scalar_one()
-        run_ids = conn.execute(
-            sa.text("SELECT DISTINCT dagster_run_id FROM processing.job_step_history WHERE dagster_run_id IS NOT NULL")
-        ).scalars().all()
+        run_ids = (
+            conn.execute(
+                sa.text(
+                    "SELECT DISTINCT dagster_run_id FROM processing.job_step_history WHERE dagster_run_id IS NOT NULL"
+                )
+            )
+            .scalars()
+            .all()
+        )
         gmbh = conn.execute(
             sa.text("SELECT id FROM content.entities WHERE id = ANY(:ids) AND legal_form = 'GmbH' LIMIT 1"),
             {"ids": [r.id for r in entities]},
@@ -99,7 +107,9 @@ def test_search_to_parsed_entities_and_shareholders_through_the_daemon(stack):
             status = conn.execute(
                 sa.text("SELECT shareholder_research_status FROM content.entities WHERE id = :e"), {"e": gmbh}
             ).scalar_one()
-            count = conn.execute(sa.text("SELECT count(*) FROM content.shareholders WHERE entity_id = :e"), {"e": gmbh}).scalar_one()
+            count = conn.execute(
+                sa.text("SELECT count(*) FROM content.shareholders WHERE entity_id = :e"), {"e": gmbh}
+            ).scalar_one()
         assert status != "failed", "shareholder research failed"
         return count if status == "completed" else 0
 

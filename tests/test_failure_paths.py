@@ -70,13 +70,17 @@ def shareholder_research_status(conn: sa.Connection, entity_id: str) -> str:
 FAILURE_PATHS = {
     "basic_discovery-search": FailurePath("basic_discovery", insert_search, search_status, "failed"),
     "basic_discovery-entity": FailurePath(
-        "basic_discovery", discovery_requested_by_user, processing_status, "xml_download_failed"),
+        "basic_discovery", discovery_requested_by_user, processing_status, "xml_download_failed"
+    ),
     "xml_parsing-entity": FailurePath(
-        "xml_parsing", lambda conn: insert_entity(conn, "xml_ready"), processing_status, "xml_parsing_failed"),
+        "xml_parsing", lambda conn: insert_entity(conn, "xml_ready"), processing_status, "xml_parsing_failed"
+    ),
     "shareholder_download-entity": FailurePath(
-        "shareholder_download", shareholder_research_requested, shareholder_research_status, "failed"),
+        "shareholder_download", shareholder_research_requested, shareholder_research_status, "failed"
+    ),
     "shareholder_parsing-entity": FailurePath(
-        "shareholder_parsing", shareholder_list_downloaded, shareholder_research_status, "failed"),
+        "shareholder_parsing", shareholder_list_downloaded, shareholder_research_status, "failed"
+    ),
 }
 # seeds/002's classes; lease_expired, the reaper's, is tested in test_lease_reaping.
 TRANSIENT_CLASSES = [FailureClass.DEPENDENCY_UNAVAILABLE, FailureClass.TIMEOUT]
@@ -93,7 +97,12 @@ def history_step(row: sa.Row) -> tuple[str, int, dict | None]:
     """A history row as (status, attempt, structured error), the error as JobError.to_error() gives it."""
     error = None
     if row.error_message is not None:
-        error = {"type": row.error_type, "message": row.error_message, "source": row.error_source, "code": row.error_code}
+        error = {
+            "type": row.error_type,
+            "message": row.error_message,
+            "source": row.error_source,
+            "code": row.error_code,
+        }
     return row.status, row.attempt_number, error
 
 
@@ -141,7 +150,9 @@ def test_permanent_failure_classes_fail_at_once_without_retries(engine, path, fa
     with engine.begin() as conn:
         subject_id = path.create(conn)
     with engine.begin() as conn:
-        error = JobError(failure_class, "element 'rechtstraeger' missing", source="xjustiz", code="/nachricht/grunddaten")
+        error = JobError(
+            failure_class, "element 'rechtstraeger' missing", source="xjustiz", code="/nachricht/grunddaten"
+        )
         job_id = claim_and_fail(conn, path.job_type, error)
         failed = job(conn, job_id)
         assert (failed.status, failed.retry_count, failed.failure_class) == ("failed", 0, failure_class)
@@ -149,7 +160,11 @@ def test_permanent_failure_classes_fail_at_once_without_retries(engine, path, fa
         last = history(conn, job_id)[-1]
         assert (last.status, last.attempt_number) == ("failed", 1)
         assert (last.error_type, last.error_message, last.error_source, last.error_code) == (
-            failure_class, "element 'rechtstraeger' missing", "xjustiz", "/nachricht/grunddaten")
+            failure_class,
+            "element 'rechtstraeger' missing",
+            "xjustiz",
+            "/nachricht/grunddaten",
+        )
 
 
 def test_a_final_failure_of_a_parse_of_an_older_document_leaves_the_entity_to_the_newer_one(engine):
@@ -174,6 +189,7 @@ def test_a_worker_cannot_report_a_job_it_does_not_hold(engine):
 
 # The stage gate: a later stage of an entity waits while an earlier one is unfinished or failed.
 
+
 def test_a_parse_waits_for_the_discovery_of_its_entity_and_stays_blocked_after_it_fails(engine):
     with engine.begin() as conn:
         entity_id = insert_entity(conn, "basic_discovery_running")
@@ -193,9 +209,15 @@ def test_a_later_successful_discovery_releases_the_blocked_parse(engine):
         store_si_document(conn, entity_id)
         queue.fail(conn, "worker-1", [(discovery.id, JobError("invalid_file", "not a result page"))])
     with engine.begin() as conn:
-        rerun_id = queue.enqueue(conn, "basic_discovery", entity_id=entity_id, trigger="manual",
-                                 requested_by=str(uuid.uuid4()), reason="portal page fixed",
-                                 previous_job_id=discovery.id)
+        rerun_id = queue.enqueue(
+            conn,
+            "basic_discovery",
+            entity_id=entity_id,
+            trigger="manual",
+            requested_by=str(uuid.uuid4()),
+            reason="portal page fixed",
+            previous_job_id=discovery.id,
+        )
     with engine.begin() as conn:
         assert claim_one(conn, "basic_discovery").id == rerun_id
         assert queue.count_due(conn, "xml_parsing") == 0

@@ -78,7 +78,9 @@ def test_reaping_the_last_attempt_fails_the_search(engine):
     with engine.begin() as conn:
         assert (job(conn, job_id).status, job(conn, job_id).failure_class) == ("failed", "lease_expired")
         assert search(conn, search_id).status == "failed"
-        assert [row.attempt_number for row in history(conn, job_id) if row.status == "failed"] == list(range(1, max_retries + 2))
+        assert [row.attempt_number for row in history(conn, job_id) if row.status == "failed"] == list(
+            range(1, max_retries + 2)
+        )
 
 
 def test_a_job_that_completes_while_the_reaper_runs_stays_completed(engine):
@@ -112,9 +114,11 @@ def wait_until_a_statement_waits_for_a_lock(engine: sa.Engine, timeout_s: float 
     # A fresh transaction per look: pg_stat_activity is a snapshot for the length of a transaction.
     while time.monotonic() < deadline:
         with engine.begin() as conn:
-            if conn.execute(sa.text(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            )).scalar_one():
+            if conn.execute(
+                sa.text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                )
+            ).scalar_one():
                 return
         time.sleep(0.01)
     raise AssertionError("the worker's completion never waited for the reaper's lock")

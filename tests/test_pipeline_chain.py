@@ -18,7 +18,8 @@ def test_search_to_shareholders_run_by_run(engine, configured_sample_register):
     companies = configured_sample_register.corpus.companies
     names = [c.name for c in companies]
     corpus_company = next(
-        c for c in companies
+        c
+        for c in companies
         if c.legal_form == "GmbH" and c.files_shareholder_lists and c.capital and names.count(c.name) == 1
     )
     with engine.begin() as conn:
@@ -39,7 +40,9 @@ def test_search_to_shareholders_run_by_run(engine, configured_sample_register):
 
         checks = {c.check_name: c.passed for c in shareholders.get_asset_check_evaluations()}
         ownership = dg.materialize(
-            [defs.get_assets_def("ownership_graph")], instance=instance, resources={"database": defs.resources["database"]}
+            [defs.get_assets_def("ownership_graph")],
+            instance=instance,
+            resources={"database": defs.resources["database"]},
         )
         frame = ownership.output_for_node("ownership_graph")
 
@@ -47,16 +50,24 @@ def test_search_to_shareholders_run_by_run(engine, configured_sample_register):
         entity = conn.execute(
             sa.text("SELECT name, legal_form, shareholder_research_status FROM content.entities")
         ).one()
-        shareholder_list = conn.execute(sa.text("SELECT total_nominal, valid, method FROM content.shareholder_lists")).one()
+        shareholder_list = conn.execute(
+            sa.text("SELECT total_nominal, valid, method FROM content.shareholder_lists")
+        ).one()
         rows = conn.execute(sa.text("SELECT count(*) FROM content.shareholders")).scalar_one()
     assert (entity.name, entity.legal_form, entity.shareholder_research_status) == (
-        corpus_company.name, "GmbH", "completed"
+        corpus_company.name,
+        "GmbH",
+        "completed",
     )
     assert rows > 0 and shareholder_list.method == "rules"
     assert shareholder_list.total_nominal == corpus_company.capital
     # The stored validation and the asset checks tell the same story.
     assert set(checks) == {
-        "lists_verified", "read_confidently", "percentages_sum_to_100", "nominal_sum_matches_capital", "shares_numbered"
+        "lists_verified",
+        "read_confidently",
+        "percentages_sum_to_100",
+        "nominal_sum_matches_capital",
+        "shares_numbered",
     }
     assert all(checks.values()) == shareholder_list.valid
     assert len(frame) == rows and set(frame["entity_id"]) == {str(entity_id)}

@@ -46,7 +46,9 @@ def make_due(engine) -> None:
 def test_transient_register_error_is_retried_by_the_database_then_succeeds(engine, register_env):
     with engine.begin() as conn:
         search_id = conn.execute(
-            sa.text("INSERT INTO public.searches (user_id, query, mode) VALUES (gen_random_uuid(), 'Apple GmbH', 'exact') RETURNING id")
+            sa.text(
+                "INSERT INTO public.searches (user_id, query, mode) VALUES (gen_random_uuid(), 'Apple GmbH', 'exact') RETURNING id"
+            )
         ).scalar_one()
     httpx.post(register_env.url + "/_sample/faults", json={"kind": "server_error", "status": 503}).raise_for_status()
 
@@ -68,7 +70,9 @@ def test_transient_register_error_is_retried_by_the_database_then_succeeds(engin
         assert good_run.success
 
     with engine.connect() as conn:
-        search = conn.execute(sa.text("SELECT status, result_count FROM public.searches WHERE id = :s"), {"s": search_id}).one()
+        search = conn.execute(
+            sa.text("SELECT status, result_count FROM public.searches WHERE id = :s"), {"s": search_id}
+        ).one()
         entity = conn.execute(sa.text("SELECT name, processing_status FROM content.entities")).one()
     assert (search.status, search.result_count) == ("completed", 1)
     assert (entity.name, entity.processing_status) == ("Apple GmbH", "xml_ready")
@@ -82,7 +86,8 @@ def test_transient_register_error_is_retried_by_the_database_then_succeeds(engin
         ("completed", 2, None, None),
     ]
     assert {h.dagster_run_id for h in history_rows(engine, job.id) if h.status != "queued"} == {
-        failed_run.run_id, good_run.run_id
+        failed_run.run_id,
+        good_run.run_id,
     }
 
 
@@ -112,7 +117,9 @@ def test_a_killed_worker_leaves_its_jobs_to_the_reaper_and_they_are_retried(engi
 
     worker = subprocess.Popen(
         [sys.executable, "-c", HANGING_WORKER, db_url.render_as_string(hide_password=False)],
-        stdout=subprocess.PIPE, text=True, start_new_session=True,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     assert worker.stdout.readline().strip() == "claimed 3"
     os.killpg(worker.pid, signal.SIGKILL)

@@ -34,10 +34,13 @@ def claim_until_empty(url: str, worker_id: str, batch_size: int, start) -> list[
 
 def test_four_processes_claim_each_of_10000_jobs_exactly_once(engine, db_url):
     with engine.begin() as conn:
-        conn.execute(sa.text("""
+        conn.execute(
+            sa.text("""
             INSERT INTO public.searches (user_id, query)
             SELECT gen_random_uuid(), 'Firma ' || n FROM generate_series(1, :n) AS n
-        """), {"n": JOBS})
+        """),
+            {"n": JOBS},
+        )
         all_jobs = set(conn.execute(sa.text("SELECT id::text FROM processing.processing_jobs")).scalars())
     assert len(all_jobs) == JOBS
 
@@ -53,14 +56,19 @@ def test_four_processes_claim_each_of_10000_jobs_exactly_once(engine, db_url):
     claimed = [job_id for ids in per_worker for job_id in ids]
     assert len(claimed) == JOBS and set(claimed) == all_jobs
     with engine.begin() as conn:
-        assert conn.execute(sa.text(
-            "SELECT status, count(*) FROM processing.processing_jobs GROUP BY status")).all() == [("completed", JOBS)]
+        assert conn.execute(
+            sa.text("SELECT status, count(*) FROM processing.processing_jobs GROUP BY status")
+        ).all() == [("completed", JOBS)]
         # Each job has one claim in its history, by the worker that reported it.
-        claims_per_job = conn.execute(sa.text("""
+        claims_per_job = conn.execute(
+            sa.text("""
             SELECT count(*) FILTER (WHERE h.status = 'running'),
                    count(DISTINCT h.worker_id) FILTER (WHERE h.status IN ('running', 'completed'))
               FROM processing.job_step_history h GROUP BY h.job_id
-        """)).all()
+        """)
+        ).all()
         assert set(claims_per_job) == {(1, 1)} and len(claims_per_job) == JOBS
-        assert conn.execute(sa.text(
-            "SELECT count(*) FROM public.searches WHERE status = 'completed'")).scalar_one() == JOBS
+        assert (
+            conn.execute(sa.text("SELECT count(*) FROM public.searches WHERE status = 'completed'")).scalar_one()
+            == JOBS
+        )

@@ -275,7 +275,8 @@ def test_cli_download_si_saves_the_document(configured_register, corpus, tmp_pat
     target = tmp_path / "si.xml"
 
     result = CliRunner().invoke(
-        main, ["register", "download-si", sample.court.code, sample.register_type, sample.register_number, "-o", str(target)]
+        main,
+        ["register", "download-si", sample.court.code, sample.register_type, sample.register_number, "-o", str(target)],
     )
 
     assert result.exit_code == 0, result.output
@@ -283,7 +284,9 @@ def test_cli_download_si_saves_the_document(configured_register, corpus, tmp_pat
 
 
 def test_cli_download_si_of_an_unknown_number_fails(configured_register, tmp_path):
-    result = CliRunner().invoke(main, ["register", "download-si", "D2601", "HRB", "9999999", "-o", str(tmp_path / "x.xml")])
+    result = CliRunner().invoke(
+        main, ["register", "download-si", "D2601", "HRB", "9999999", "-o", str(tmp_path / "x.xml")]
+    )
     assert result.exit_code == 1 and "not in the register" in result.output
 
 

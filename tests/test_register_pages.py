@@ -29,7 +29,12 @@ def test_result_rows_of_the_recorded_search(results_page):
         ("arcneo Projekt 1 GmbH", "HRB", "261447"),
     ]
     first = rows[0]
-    assert (first.state, first.court, first.court_code, first.seat) == ("Berlin", "Berlin (Charlottenburg)", "F1103", "Berlin")
+    assert (first.state, first.court, first.court_code, first.seat) == (
+        "Berlin",
+        "Berlin (Charlottenburg)",
+        "F1103",
+        "Berlin",
+    )
     assert first.status == "currently registered"
     # HD is shown without a link on this page: not available.
     assert first.documents == ["AD", "CD", "DK", "UT", "VÖ", "SI"]
@@ -91,29 +96,51 @@ def test_announcement_results_of_the_recording(portal_dir):
     found = pages.parse_announcements(doc, categories)
 
     assert [(a.id, a.published.isoformat()) for a in found] == [
-        ("167692", "2026-08-20"), ("167660", "2026-08-20"), ("167694", "2026-08-20"),
-        ("167394", "2026-08-19"), ("167490", "2026-08-19"), ("167462", "2026-08-19"),
+        ("167692", "2026-08-20"),
+        ("167660", "2026-08-20"),
+        ("167694", "2026-08-20"),
+        ("167394", "2026-08-19"),
+        ("167490", "2026-08-19"),
+        ("167462", "2026-08-19"),
     ]
     first = found[0]
     assert (first.category, first.category_code, first.state, first.court) == (
-        "Registerbekanntmachung nach dem Umwandlungsgesetz", "2", "Bayern", "München")
-    assert (first.register_type, first.register_number, first.name, first.seat) == ("HRB", "242458", "75cl Distribution GmbH", "München")
+        "Registerbekanntmachung nach dem Umwandlungsgesetz",
+        "2",
+        "Bayern",
+        "München",
+    )
+    assert (first.register_type, first.register_number, first.name, first.seat) == (
+        "HRB",
+        "242458",
+        "75cl Distribution GmbH",
+        "München",
+    )
     assert first.portal_date == "Thu Aug 20 00:00:00 CEST 2026"
     assert (found[1].category, found[1].category_code) == ("Löschungsankündigung", None)
-    assert (found[3].court, found[3].register_type, found[3].register_number) == ("Berlin (Charlottenburg)", "HRA", "1950")
+    assert (found[3].court, found[3].register_type, found[3].register_number) == (
+        "Berlin (Charlottenburg)",
+        "HRA",
+        "1950",
+    )
     assert found[4].name.startswith('"VEPRO" Gesellschaft') and found[4].seat == "Braunschweig"
     assert pages.announcement_command(doc).source == "bekanntMachungenForm:j_idt173"
 
 
 def test_announcement_details_of_the_recordings(portal_dir):
     merger = pages.parse_announcement_detail(pages.parse_page((portal_dir / "announcement_detail.html").read_bytes()))
-    deletion = pages.parse_announcement_detail(pages.parse_page((portal_dir / "announcement_detail_loeschung.html").read_bytes()))
+    deletion = pages.parse_announcement_detail(
+        pages.parse_page((portal_dir / "announcement_detail_loeschung.html").read_bytes())
+    )
 
     assert (merger.published.isoformat(), merger.entered.isoformat()) == ("2026-08-20", "2026-08-19")
     assert merger.court_line == "Bayern Amtsgericht München HRB 242458"
     assert (merger.category, merger.name, merger.legal_form, merger.seat) == (
-        "Registerbekanntmachung nach dem Umwandlungsgesetz", "75cl Distribution GmbH",
-        "Gesellschaft mit beschränkter Haftung", "München")
+        "Registerbekanntmachung nach dem Umwandlungsgesetz",
+        "75cl Distribution GmbH",
+        "Gesellschaft mit beschränkter Haftung",
+        "München",
+    )
     assert merger.text.startswith("Den Gläubigern der an der Verschmelzung beteiligten Rechtsträger")
     assert deletion.entered is None and deletion.category == "Löschungsankündigung"
     assert (deletion.name, deletion.seat) == ("Hossy Bau GmbH", "Berlin")
@@ -121,9 +148,11 @@ def test_announcement_details_of_the_recordings(portal_dir):
 
 
 def test_the_portals_select_behaviour_and_messages(results_page):
-    script = ('PrimeFaces.cw("Tree","widget_dk_form_dktree",{id:"dk_form:dktree",behaviors:{select:function(ext,event) '
-              '{PrimeFaces.ab({s:"dk_form:dktree",e:"select",f:"dk_form",p:"dk_form:dktree",'
-              'u:"dk_form:detailsNodePanelGrid dk_form:dktree dk_formInfobox"},ext);}}});')
+    script = (
+        'PrimeFaces.cw("Tree","widget_dk_form_dktree",{id:"dk_form:dktree",behaviors:{select:function(ext,event) '
+        '{PrimeFaces.ab({s:"dk_form:dktree",e:"select",f:"dk_form",p:"dk_form:dktree",'
+        'u:"dk_form:detailsNodePanelGrid dk_form:dktree dk_formInfobox"},ext);}}});'
+    )
     behaviour = pages.parse_behaviour(script, "select", "dk_form:dktree")
     assert behaviour.updates == ["dk_form:detailsNodePanelGrid", "dk_form:dktree", "dk_formInfobox"]
     assert behaviour.render == "dk_form:detailsNodePanelGrid dk_form:dktree dk_formInfobox"

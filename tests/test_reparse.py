@@ -75,8 +75,10 @@ def materialize_courts(first: str, last: str | None = None, *, success: bool = T
     else:
         options = {"tags": {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}}
     with dg.instance_for_test() as instance:
-        result = build_definitions().resolve_job_def("xml_parsing_job").execute_in_process(
-            instance=instance, raise_on_error=False, **options
+        result = (
+            build_definitions()
+            .resolve_job_def("xml_parsing_job")
+            .execute_in_process(instance=instance, raise_on_error=False, **options)
         )
     assert result.success is success
     return result
@@ -120,7 +122,11 @@ def test_a_version_bump_with_unchanged_output_writes_no_revision(engine, parsed,
     assert {c for c in by_court if by_court[c]["records"]} == set(COURTS)
     assert len(by_court) > 2 and all(m["parser_version"] == NEXT_VERSION for m in by_court.values())
     for court in COURTS:
-        assert (by_court[court]["records"], by_court[court]["revisions_written"], by_court[court]["failed"]) == (3, 0, 0)
+        assert (by_court[court]["records"], by_court[court]["revisions_written"], by_court[court]["failed"]) == (
+            3,
+            0,
+            0,
+        )
     assert revisions(engine) == before
     reparses = jobs_by_entity(engine, trigger="parser_change")
     assert set(reparses) == set(parsed)
@@ -162,7 +168,10 @@ def test_a_parser_change_writes_exactly_the_changed_records_and_keeps_their_hist
         unchanged_now = record_as_of(conn, unchanged_id, database_now(engine))
     assert {e: names[e] for e in renamed} == {e: f"{old_names[e]} (neu)" for e in renamed}
     assert (then["record"]["name"], then["job_id"], then["parser_version"]) == (
-        old_names[entity_id], uploads[entity_id].id, PARSER_VERSION)
+        old_names[entity_id],
+        uploads[entity_id].id,
+        PARSER_VERSION,
+    )
     assert (now["record"]["name"], now["job_id"]) == (f"{old_names[entity_id]} (neu)", reparses[entity_id].id)
     # An unchanged record is still the one its first parse wrote.
     assert unchanged_now["job_id"] == uploads[unchanged_id].id
@@ -173,15 +182,27 @@ def test_the_same_reparse_asked_twice_is_queued_once_and_finished_work_can_run_a
         first = enqueue_reparse(conn, ReparseScope(), parser_version=NEXT_VERSION)
     with engine.begin() as conn:
         second = enqueue_reparse(conn, ReparseScope(), parser_version=NEXT_VERSION)
-        manual = enqueue_reparse(conn, ReparseScope(), parser_version=NEXT_VERSION, trigger="manual",
-                                 requested_by=USER, reason="asked while the backfill was queued")
+        manual = enqueue_reparse(
+            conn,
+            ReparseScope(),
+            parser_version=NEXT_VERSION,
+            trigger="manual",
+            requested_by=USER,
+            reason="asked while the backfill was queued",
+        )
     assert (first, second, manual) == (6, 0, 0)
 
     run_batch(engine, XmlParsingStage(store), "reparse-worker")
     completed = jobs_by_entity(engine, trigger="parser_change")
     with engine.begin() as conn:
-        again = enqueue_reparse(conn, ReparseScope(), parser_version=NEXT_VERSION, trigger="manual",
-                                requested_by=USER, reason="officer data checked by hand")
+        again = enqueue_reparse(
+            conn,
+            ReparseScope(),
+            parser_version=NEXT_VERSION,
+            trigger="manual",
+            requested_by=USER,
+            reason="officer data checked by hand",
+        )
     assert again == 6
     for entity_id, job in jobs_by_entity(engine, trigger="manual").items():
         assert (job.status, job.previous_job_id, str(job.requested_by)) == ("queued", completed[entity_id].id, USER)
@@ -190,8 +211,14 @@ def test_the_same_reparse_asked_twice_is_queued_once_and_finished_work_can_run_a
 @pytest.mark.parametrize("requested_by, reason", [(None, "unit of field DIM confirmed"), (USER, None), (USER, "  ")])
 def test_the_database_refuses_a_manual_reparse_without_requester_and_reason(engine, parsed, requested_by, reason):
     with pytest.raises(sa.exc.IntegrityError, match="processing_jobs_manual_has_requester"), engine.begin() as conn:
-        enqueue_reparse(conn, ReparseScope(), parser_version=NEXT_VERSION, trigger="manual",
-                        requested_by=requested_by, reason=reason)
+        enqueue_reparse(
+            conn,
+            ReparseScope(),
+            parser_version=NEXT_VERSION,
+            trigger="manual",
+            requested_by=requested_by,
+            reason=reason,
+        )
 
 
 def failing_parse(exception: Exception, failing_number: str):
@@ -221,7 +248,9 @@ def test_a_court_with_a_failed_reparse_fails_alone_and_re_executing_it_redoes_on
     deploy_parser(monkeypatch, NEXT_VERSION)
     berlin = [e for e in parsed if e in set(list(parsed)[3:])]
     failing_entity = berlin[0]
-    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", failing_parse(KeyError("rechtsform"), parsed[failing_entity]))
+    monkeypatch.setattr(
+        orchestration.stages.parsing, "parse_si", failing_parse(KeyError("rechtsform"), parsed[failing_entity])
+    )
 
     failed_run = materialize_courts(*COURTS, success=False)
 
@@ -238,11 +267,17 @@ def test_a_court_with_a_failed_reparse_fails_alone_and_re_executing_it_redoes_on
     retried = court_metadata(materialize_courts("F1103"))
     assert (retried["F1103"]["records"], retried["F1103"]["failed"]) == (1, 0)
     with engine.connect() as conn:
-        redo = conn.execute(sa.text("""
+        redo = conn.execute(
+            sa.text("""
             SELECT * FROM processing.processing_jobs WHERE type = 'xml_parsing' AND previous_job_id = :j"""),
-            {"j": failed_job.id}).one()
+            {"j": failed_job.id},
+        ).one()
     assert (str(redo.entity_id), redo.trigger, redo.status, redo.parser_version) == (
-        failing_entity, "parser_change", "completed", NEXT_VERSION)
+        failing_entity,
+        "parser_change",
+        "completed",
+        NEXT_VERSION,
+    )
 
     # Re-executing a finished court writes nothing new: no job, no revision.
     revisions_before = revisions(engine)
@@ -288,8 +323,14 @@ def test_a_permanent_failure_is_not_retried_marks_the_entity_and_waits_for_a_man
 
     monkeypatch.setattr(orchestration.stages.parsing, "parse_si", parse_si)  # the parser is fixed
     with engine.begin() as conn:
-        queued = enqueue_reparse(conn, ReparseScope(entity_ids=(entity_id,)), parser_version=NEXT_VERSION,
-                                 trigger="manual", requested_by=USER, reason="rechtsform mapping fixed")
+        queued = enqueue_reparse(
+            conn,
+            ReparseScope(entity_ids=(entity_id,)),
+            parser_version=NEXT_VERSION,
+            trigger="manual",
+            requested_by=USER,
+            reason="rechtsform mapping fixed",
+        )
     assert queued == 1
     assert run_batch(engine, XmlParsingStage(store), "reparse-worker").completed == 1
     manual = jobs_by_entity(engine, trigger="manual")[entity_id]
@@ -309,8 +350,11 @@ def test_an_expired_lease_is_retried(engine, store, parsed):
     for job in jobs_by_entity(engine, trigger="parser_change").values():
         assert (job.status, job.retry_count) == ("queued", 1)
         steps = [(h.status, h.worker_id, h.error_type) for h in history_rows(engine, job.id)]
-        assert steps == [("running", "vanished-worker", None), ("failed", "vanished-worker", "lease_expired"),
-                         ("queued", None, None)]
+        assert steps == [
+            ("running", "vanished-worker", None),
+            ("failed", "vanished-worker", "lease_expired"),
+            ("queued", None, None),
+        ]
     assert {entity_status(engine, e) for e in parsed} == {"parsed"}
 
 
@@ -319,7 +363,8 @@ def test_claims_after_a_bulk_reparse_look_up_each_candidates_entity(engine):
     every queued job: that made the claims of a backfill quadratic."""
     with engine.begin() as conn:
         # Entities whose documents a parser version has taken, made in bulk: the plan is the point here.
-        conn.execute(sa.text("""
+        conn.execute(
+            sa.text("""
             WITH documents AS (
                 INSERT INTO content.raw_documents (sha256, kind, media_type, size_bytes, content)
                 SELECT encode(sha256(n::text::bytea), 'hex'), 'si', 'application/xml', 1, '\\x00'
@@ -328,15 +373,26 @@ def test_claims_after_a_bulk_reparse_look_up_each_candidates_entity(engine):
             INSERT INTO content.entities (court_code, register_type, register_number, name, current_si_document_id,
                                           processing_status)
             SELECT 'D2601V', 'HRB', (100000 + row_number() OVER ())::text, 'Firma', id, 'parsed' FROM documents
-        """))
+        """)
+        )
         enqueue_reparse(conn, ReparseScope(), parser_version=PARSER_VERSION)
         conn.execute(sa.text("UPDATE processing.processing_jobs SET status = 'completed'"))
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(sa.text("ANALYZE processing.processing_jobs"))
     with engine.begin() as conn:
         enqueue_reparse(conn, ReparseScope(), parser_version=NEXT_VERSION)
-        plan = "\n".join(conn.execute(sa.text("EXPLAIN " + queue.CLAIM.text), {
-            "job_type": "xml_parsing", "limit": 5000, "worker_id": "w", "lease_seconds": 60, "background_allowed": True}).scalars())
+        plan = "\n".join(
+            conn.execute(
+                sa.text("EXPLAIN " + queue.CLAIM.text),
+                {
+                    "job_type": "xml_parsing",
+                    "limit": 5000,
+                    "worker_id": "w",
+                    "lease_seconds": 60,
+                    "background_allowed": True,
+                },
+            ).scalars()
+        )
     assert "processing_jobs_active_work_key" not in plan, plan
     assert "processing_jobs_entity_idx" in plan, plan
 
@@ -345,17 +401,24 @@ def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engin
     """Shareholder lists are partitioned by court too: a run for a court re-reads its stored
     lists with the current reader, writes no new list revision when nothing changed, and finds
     nothing to do the second time."""
-    listed = generate_list(5, company_name="Muster GmbH", capital=Decimal("25000"), layout="per_share",
-                           form="text_pdf")
+    listed = generate_list(5, company_name="Muster GmbH", capital=Decimal("25000"), layout="per_share", form="text_pdf")
     with engine.begin() as conn:
-        entity_id = str(conn.execute(sa.text("""
+        entity_id = str(
+            conn.execute(
+                sa.text("""
             INSERT INTO content.entities (court_code, register_type, register_number, name, processing_status)
-            VALUES ('D2601', 'HRB', '4711', 'Muster GmbH', 'parsed') RETURNING id""")).scalar_one())
-        document_id = store.store(conn, listed.content, kind="shareholder_list", media_type=listed.media_type,
-                                  entity_id=entity_id)
-        conn.execute(sa.text("""
+            VALUES ('D2601', 'HRB', '4711', 'Muster GmbH', 'parsed') RETURNING id""")
+            ).scalar_one()
+        )
+        document_id = store.store(
+            conn, listed.content, kind="shareholder_list", media_type=listed.media_type, entity_id=entity_id
+        )
+        conn.execute(
+            sa.text("""
             INSERT INTO processing.processing_jobs (type, entity_id, raw_document_id, trigger)
-            VALUES ('shareholder_parsing', :e, :d, 'automatic')"""), {"e": entity_id, "d": document_id})
+            VALUES ('shareholder_parsing', :e, :d, 'automatic')"""),
+            {"e": entity_id, "d": document_id},
+        )
     defs = build_definitions()
 
     def run(**options) -> dg.ExecuteInProcessResult:
@@ -372,14 +435,21 @@ def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engin
     (materialization,) = reread.asset_materializations_for_node("shareholders")
     metadata = {key: value.value for key, value in materialization.metadata.items()}
     assert (metadata["records"], metadata["revisions_written"], metadata["parser_version"]) == (
-        1, 0, SHAREHOLDER_READER_VERSION)
+        1,
+        0,
+        SHAREHOLDER_READER_VERSION,
+    )
     with engine.connect() as conn:
-        jobs = conn.execute(sa.text("""
+        jobs = conn.execute(
+            sa.text("""
             SELECT trigger, parser_version, status, previous_job_id, raw_document_id::text
-              FROM processing.processing_jobs WHERE type = 'shareholder_parsing' ORDER BY created_at""")).all()
+              FROM processing.processing_jobs WHERE type = 'shareholder_parsing' ORDER BY created_at""")
+        ).all()
         lists = conn.execute(sa.text("SELECT count(*) FROM content.shareholder_lists")).scalar_one()
     assert [(j.trigger, j.parser_version, j.status) for j in jobs] == [
-        ("automatic", None, "completed"), ("parser_change", SHAREHOLDER_READER_VERSION, "completed")]
+        ("automatic", None, "completed"),
+        ("parser_change", SHAREHOLDER_READER_VERSION, "completed"),
+    ]
     assert jobs[1].raw_document_id == document_id and jobs[1].previous_job_id is not None
     assert lists == 1
     again = run(partition_key="D2601")

@@ -38,14 +38,18 @@ def hreg(db_url, monkeypatch):
 def entities(engine, samples_dir) -> list[str]:
     """Three parsed entities, the first two found by one search; then the search id."""
     store = DocumentStore(get_settings().documents_dir)
-    ids = [add_entity_with_si(engine, store, path.read_bytes(), number=str(700 + i))
-           for i, path in enumerate(sample_si_files(samples_dir)[:3])]
+    ids = [
+        add_entity_with_si(engine, store, path.read_bytes(), number=str(700 + i))
+        for i, path in enumerate(sample_si_files(samples_dir)[:3])
+    ]
     with engine.begin() as conn:
         search_id = conn.execute(
             sa.text("INSERT INTO public.searches (user_id, query) VALUES (:u, 'Muster') RETURNING id"), {"u": USER}
         ).scalar_one()
-        conn.execute(sa.text("UPDATE content.entities SET discovered_by_search_id = :s WHERE id = ANY(CAST(:ids AS uuid[]))"),
-                     {"s": search_id, "ids": ids[:2]})
+        conn.execute(
+            sa.text("UPDATE content.entities SET discovered_by_search_id = :s WHERE id = ANY(CAST(:ids AS uuid[]))"),
+            {"s": search_id, "ids": ids[:2]},
+        )
     assert run_batch(engine, XmlParsingStage(store), "upload-worker").completed == 3
     return [*ids, str(search_id)]
 
@@ -60,7 +64,8 @@ def test_a_manual_reparse_carries_its_requester_and_reason_and_is_queued_once(hr
     assert result.output.strip() == f"queued 3 manual re-parse jobs for parser {PARSER_VERSION}, 0 already active"
     jobs = manual_jobs(engine)
     assert {(str(j.requested_by), j.reason, j.parser_version, j.status) for j in jobs} == {
-        (USER, "court names re-mapped", PARSER_VERSION, "queued")}
+        (USER, "court names re-mapped", PARSER_VERSION, "queued")
+    }
     uploads = {j.entity_id: j.id for j in job_rows(engine, "xml_parsing") if j.trigger == "upload"}
     assert {j.previous_job_id for j in jobs} == set(uploads.values())
     assert all(uploads[j.entity_id] == j.previous_job_id for j in jobs)
@@ -95,17 +100,23 @@ def test_scopes_pick_one_entity_the_entities_of_a_search_or_those_updated_since_
 
     future = hreg("reparse", "--since", "2999-01-01", *user)
     assert future.output.splitlines() == [
-        f"queued 0 manual re-parse jobs for parser {PARSER_VERSION}, 0 already active", "nothing to re-parse in this scope"]
+        f"queued 0 manual re-parse jobs for parser {PARSER_VERSION}, 0 already active",
+        "nothing to re-parse in this scope",
+    ]
     assert hreg("reparse", "--since", "2000-01-01", *user).output.strip() == (
-        f"queued 0 manual re-parse jobs for parser {PARSER_VERSION}, 3 already active")
+        f"queued 0 manual re-parse jobs for parser {PARSER_VERSION}, 3 already active"
+    )
 
 
-@pytest.mark.parametrize("arguments, message", [
-    ((), "choose exactly one of --all, --entity, --search, --since, --court or --stale"),
-    (("--all", "--stale"), "choose exactly one of"),
-    (("--stale", "--reason", "new parser"), "--stale queues parser_change jobs, which carry no --user or --reason"),
-    (("--stale", "--user", USER), "--stale queues parser_change jobs"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        ((), "choose exactly one of --all, --entity, --search, --since, --court or --stale"),
+        (("--all", "--stale"), "choose exactly one of"),
+        (("--stale", "--reason", "new parser"), "--stale queues parser_change jobs, which carry no --user or --reason"),
+        (("--stale", "--user", USER), "--stale queues parser_change jobs"),
+    ],
+)
 def test_unclear_requests_are_refused(hreg, engine, entities, arguments, message):
     result = hreg("reparse", *arguments)
     assert result.exit_code == 2 and message in result.output
@@ -115,13 +126,16 @@ def test_unclear_requests_are_refused(hreg, engine, entities, arguments, message
 def test_stale_queues_parser_change_jobs_for_what_the_new_parser_has_not_taken(hreg, engine, entities, monkeypatch):
     assert hreg("reparse", "--stale").output.splitlines() == [
         f"queued 0 parser_change re-parse jobs for parser {PARSER_VERSION}, 0 already active",
-        f"every stored SI document has been taken by parser {PARSER_VERSION}"]
+        f"every stored SI document has been taken by parser {PARSER_VERSION}",
+    ]
 
     monkeypatch.setattr(orchestration.cli.reparse, "PARSER_VERSION", "9.0.0")
     monkeypatch.setenv("HREG_USER_ID", USER)  # a user in the environment is no request for a manual job
     result = hreg("reparse", "--stale")
     assert result.output.strip() == "queued 3 parser_change re-parse jobs for parser 9.0.0, 0 already active"
-    assert hreg("reparse", "--stale").output.startswith("queued 0 parser_change re-parse jobs for parser 9.0.0, 3 already active")
+    assert hreg("reparse", "--stale").output.startswith(
+        "queued 0 parser_change re-parse jobs for parser 9.0.0, 3 already active"
+    )
     queued = [j for j in job_rows(engine, "xml_parsing") if j.trigger == "parser_change"]
     assert {(j.parser_version, j.requested_by, j.reason) for j in queued} == {("9.0.0", None, None)}
 
@@ -129,7 +143,9 @@ def test_stale_queues_parser_change_jobs_for_what_the_new_parser_has_not_taken(h
 def test_a_court_scope_queues_manual_jobs_for_that_courts_companies_only(hreg, engine, entities):
     user = ("--reason", "court names re-mapped", "--user", USER)
     assert hreg("reparse", "--court", "F1103", *user).output.splitlines() == [
-        f"queued 0 manual re-parse jobs for parser {PARSER_VERSION}, 0 already active", "nothing to re-parse in this scope"]
+        f"queued 0 manual re-parse jobs for parser {PARSER_VERSION}, 0 already active",
+        "nothing to re-parse in this scope",
+    ]
     assert hreg("reparse", "--court", "d2601", *user).output.startswith("queued 3 manual")
     refused = hreg("reparse", "--court", "Z9999", *user)
     assert refused.exit_code == 2 and "not a register court: Z9999" in refused.output

@@ -23,15 +23,20 @@ from queue_helpers import (
 
 INSUFFICIENT_PRIVILEGE = "42501"  # also raised for a row that violates a row-level security policy
 SEED_TRIGGER_FUNCTIONS = {
-    "create_basic_discovery_job", "create_entity_discovery_job", "create_xml_parsing_job",
-    "handle_job_failure_and_retries", "log_job_step_history", "sync_shareholder_download_status",
+    "create_basic_discovery_job",
+    "create_entity_discovery_job",
+    "create_xml_parsing_job",
+    "handle_job_failure_and_retries",
+    "log_job_step_history",
+    "sync_shareholder_download_status",
     "sync_shareholder_parsing_status",
 }
 
 
 def our_functions(conn: sa.Connection) -> list[sa.Row]:
     """Every function of the schema, whichever migration made it: not PostgreSQL's, not an extension's."""
-    return conn.execute(sa.text("""
+    return conn.execute(
+        sa.text("""
         SELECT n.nspname AS schema, p.proname AS name, p.oid::regprocedure::text AS signature,
                p.prosecdef AS security_definer, p.proconfig AS config,
                has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute,
@@ -40,7 +45,8 @@ def our_functions(conn: sa.Connection) -> list[sa.Row]:
           FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
          WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
            AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')
-    """)).all()
+    """)
+    ).all()
 
 
 def test_every_function_is_security_definer_with_a_fixed_search_path_and_no_public_execute(engine):
@@ -57,8 +63,13 @@ def test_every_function_is_security_definer_with_a_fixed_search_path_and_no_publ
 
 def test_each_role_may_execute_only_the_functions_it_calls(engine):
     with engine.begin() as conn:
-        executable = {(f.name, role) for f in our_functions(conn) if f.schema in ("public", "content", "processing")
-                      for role, allowed in (("app", f.app_execute), ("worker", f.worker_execute)) if allowed}
+        executable = {
+            (f.name, role)
+            for f in our_functions(conn)
+            if f.schema in ("public", "content", "processing")
+            for role, allowed in (("app", f.app_execute), ("worker", f.worker_execute))
+            if allowed
+        }
     assert executable == {
         ("archive_completed_jobs", "worker"),  # moves old completed jobs; the worker may not delete jobs
         ("job_work_key", "worker"),  # computes the work_key column of the jobs a worker inserts
@@ -71,6 +82,7 @@ def test_each_role_may_execute_only_the_functions_it_calls(engine):
 
 
 # The application ----------------------------------------------------------------------------------
+
 
 def test_the_app_creates_searches_and_sees_only_its_own(engine):
     alice, bob = str(uuid.uuid4()), str(uuid.uuid4())
@@ -99,16 +111,19 @@ def test_the_app_cannot_create_or_see_searches_of_another_user_or_without_a_user
         assert app.execute(sa.text("SELECT count(*) FROM public.searches")).scalar_one() == 0
 
 
-@pytest.mark.parametrize("statement", [
-    "UPDATE public.searches SET status = 'completed'",
-    "DELETE FROM public.searches",
-    "SELECT * FROM processing.processing_jobs",
-    "SELECT * FROM processing.job_step_history",
-    "INSERT INTO processing.processing_jobs (type, entity_id) SELECT 'xml_parsing', id FROM content.entities",
-    "UPDATE content.entities SET name = 'Renamed'",
-    "INSERT INTO content.entities (court_code, register_type, register_number, name) VALUES ('X', 'HRB', '1', 'n')",
-    "SELECT processing.take_rate_limit_token('register', 60, 1, 'interactive', 1, 600)",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE public.searches SET status = 'completed'",
+        "DELETE FROM public.searches",
+        "SELECT * FROM processing.processing_jobs",
+        "SELECT * FROM processing.job_step_history",
+        "INSERT INTO processing.processing_jobs (type, entity_id) SELECT 'xml_parsing', id FROM content.entities",
+        "UPDATE content.entities SET name = 'Renamed'",
+        "INSERT INTO content.entities (court_code, register_type, register_number, name) VALUES ('X', 'HRB', '1', 'n')",
+        "SELECT processing.take_rate_limit_token('register', 60, 1, 'interactive', 1, 600)",
+    ],
+)
 def test_the_app_is_refused_everything_else(engine, statement):
     user_id = str(uuid.uuid4())
     with engine.begin() as owner:
@@ -120,7 +135,8 @@ def test_the_app_is_refused_everything_else(engine, statement):
 
 def request_discovery(app: sa.Connection, entity_id: str, status: str = "basic_discovery_running") -> int:
     return app.execute(
-        sa.text("UPDATE content.entities SET processing_status = :status WHERE id = :id"), {"status": status, "id": entity_id}
+        sa.text("UPDATE content.entities SET processing_status = :status WHERE id = :id"),
+        {"status": status, "id": entity_id},
     ).rowcount
 
 
@@ -145,11 +161,14 @@ def test_the_app_may_not_move_an_entity_anywhere_else(engine):
         assert request_discovery(app, parsed_id) == 0
     with engine.begin() as owner:
         assert (entity(owner, discovered_id).processing_status, entity(owner, parsed_id).processing_status) == (
-            "discovered", "parsed")
+            "discovered",
+            "parsed",
+        )
         assert jobs(owner, entity_id=parsed_id) == []
 
 
 # The workers ---------------------------------------------------------------------------------------
+
 
 def test_the_worker_claims_reports_and_reaps_jobs(engine):
     with engine.begin() as owner:
@@ -162,8 +181,17 @@ def test_the_worker_claims_reports_and_reaps_jobs(engine):
         assert queue.fail(worker, "worker-1", [(second.id, JobError("timeout", "slow"))]) == {second.id}
         expire_lease(worker, third.id)
         assert queue.reap_expired(worker) == [third.id]
-        assert queue.enqueue(worker, "basic_discovery", search_id=first.search_id, trigger="manual",
-                             requested_by=str(uuid.uuid4()), reason="search again") is not None
+        assert (
+            queue.enqueue(
+                worker,
+                "basic_discovery",
+                search_id=first.search_id,
+                trigger="manual",
+                requested_by=str(uuid.uuid4()),
+                reason="search again",
+            )
+            is not None
+        )
         assert worker.execute(sa.text("SELECT count(*) FROM processing.job_step_history")).scalar_one() > 0
 
 
@@ -172,31 +200,40 @@ def test_the_worker_writes_content(engine):
         entity_id = insert_entity(owner, "basic_discovery_running")
     with as_role(engine, "hreg_worker") as worker:
         document_id = insert_raw_document(worker, entity_id)
-        worker.execute(sa.text("""
+        worker.execute(
+            sa.text("""
             UPDATE content.entities SET current_si_document_id = :doc, processing_status = 'xml_ready', seat = 'Köln'
              WHERE id = :id
-        """), {"doc": document_id, "id": entity_id})
-        worker.execute(sa.text("""
+        """),
+            {"doc": document_id, "id": entity_id},
+        )
+        worker.execute(
+            sa.text("""
             INSERT INTO content.entity_revisions (entity_id, source_record_key, content_hash, record, parser_version)
             VALUES (:id, 'D2601V-HRB-1000', 'abc', '{}', '1')
-        """), {"id": entity_id})
+        """),
+            {"id": entity_id},
+        )
         token = "SELECT processing.take_rate_limit_token('register', 60, 1, 'interactive', 1, 600)"
         assert worker.execute(sa.text(token)).scalar_one() == 0
     with engine.begin() as owner:
         assert [job.type for job in jobs(owner, entity_id=entity_id, type="xml_parsing")] == ["xml_parsing"]
 
 
-@pytest.mark.parametrize("statement", [
-    "UPDATE processing.job_types SET max_retries = 100",
-    "ALTER TABLE processing.job_types ADD COLUMN priority integer",
-    "INSERT INTO public.searches (user_id, query) VALUES (gen_random_uuid(), 'x')",
-    "DELETE FROM processing.processing_jobs",
-    "INSERT INTO processing.job_step_history (job_id, step_type, status, attempt_number) "
-    "SELECT id, type, 'completed', 1 FROM processing.processing_jobs",
-    "UPDATE processing.job_step_history SET status = 'completed'",
-    "DELETE FROM content.entities",
-    "ALTER TABLE public.searches DISABLE ROW LEVEL SECURITY",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE processing.job_types SET max_retries = 100",
+        "ALTER TABLE processing.job_types ADD COLUMN priority integer",
+        "INSERT INTO public.searches (user_id, query) VALUES (gen_random_uuid(), 'x')",
+        "DELETE FROM processing.processing_jobs",
+        "INSERT INTO processing.job_step_history (job_id, step_type, status, attempt_number) "
+        "SELECT id, type, 'completed', 1 FROM processing.processing_jobs",
+        "UPDATE processing.job_step_history SET status = 'completed'",
+        "DELETE FROM content.entities",
+        "ALTER TABLE public.searches DISABLE ROW LEVEL SECURITY",
+    ],
+)
 def test_the_worker_is_refused_everything_else(engine, statement):
     with engine.begin() as owner:
         insert_search(owner)

@@ -14,7 +14,9 @@ from resources.database import DatabaseResource
 
 def set_batch_size(engine, job_type: str, size: int) -> None:
     with engine.begin() as conn:
-        conn.execute(sa.text("UPDATE processing.job_types SET batch_size = :s WHERE type = :t"), {"s": size, "t": job_type})
+        conn.execute(
+            sa.text("UPDATE processing.job_types SET batch_size = :s WHERE type = :t"), {"s": size, "t": job_type}
+        )
 
 
 def tick(defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None):
@@ -83,16 +85,20 @@ def test_sensor_does_not_flood_the_daemon_while_runs_are_in_flight(engine, sampl
 def test_lease_reaper_sensor_requeues_jobs_of_a_dead_run(engine):
     with engine.begin() as conn:
         conn.execute(sa.text("INSERT INTO public.searches (user_id, query) VALUES (gen_random_uuid(), 'Werft')"))
-        conn.execute(sa.text("""UPDATE processing.processing_jobs
+        conn.execute(
+            sa.text("""UPDATE processing.processing_jobs
                                    SET status = 'running', worker_id = 'gone', started_at = now() - interval '1 hour',
-                                       lease_until = now() - interval '1 second'"""))
+                                       lease_until = now() - interval '1 second'""")
+        )
     defs = build_definitions()
     with dg.instance_for_test() as instance:
         result = tick(defs, "lease_reaper_sensor", instance, cursor=None)
     assert "reaped 1" in result.skip_message
     with engine.connect() as conn:
         job = conn.execute(sa.text("SELECT status, retry_count FROM processing.processing_jobs")).one()
-        step = conn.execute(sa.text("""SELECT error_type, error_source FROM processing.job_step_history
-                                        WHERE status = 'failed'""")).one()
+        step = conn.execute(
+            sa.text("""SELECT error_type, error_source FROM processing.job_step_history
+                                        WHERE status = 'failed'""")
+        ).one()
     assert (job.status, job.retry_count) == ("queued", 1)
     assert (step.error_type, step.error_source) == ("lease_expired", "lease_reaper")

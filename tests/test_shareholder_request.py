@@ -10,9 +10,13 @@ from orchestration.cli import main
 
 def add_entity(engine) -> str:
     with engine.begin() as conn:
-        return str(conn.execute(sa.text("""
+        return str(
+            conn.execute(
+                sa.text("""
             INSERT INTO content.entities (court_code, register_type, register_number, name, processing_status)
-            VALUES ('D2601', 'HRB', '4711', 'Kölnisch Wasser GmbH', 'parsed') RETURNING id""")).scalar_one())
+            VALUES ('D2601', 'HRB', '4711', 'Kölnisch Wasser GmbH', 'parsed') RETURNING id""")
+            ).scalar_one()
+        )
 
 
 def test_cli_request_sets_the_status_and_queues_one_download(engine):
@@ -25,7 +29,9 @@ def test_cli_request_sets_the_status_and_queues_one_download(engine):
     assert again.exit_code == 0, again.output
     with engine.connect() as conn:
         status = conn.execute(sa.text("SELECT shareholder_research_status FROM content.entities")).scalar_one()
-        jobs = conn.execute(sa.text("SELECT id::text, type, trigger, requested_by::text, status FROM processing.processing_jobs")).all()
+        jobs = conn.execute(
+            sa.text("SELECT id::text, type, trigger, requested_by::text, status FROM processing.processing_jobs")
+        ).all()
     assert status == "requested"
     assert len(jobs) == 1  # asking twice while the first is queued is the same work
     (job,) = jobs
@@ -45,4 +51,9 @@ def test_application_role_may_request_through_the_function(engine):
         conn.execute(sa.text("SET LOCAL ROLE hreg_app"))
         job_id = conn.execute(sa.text("SELECT processing.request_shareholder_research(:e)"), {"e": entity}).scalar_one()
     with engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT type FROM processing.processing_jobs WHERE id = :j"), {"j": job_id}).scalar_one() == "shareholder_download"
+        assert (
+            conn.execute(
+                sa.text("SELECT type FROM processing.processing_jobs WHERE id = :j"), {"j": job_id}
+            ).scalar_one()
+            == "shareholder_download"
+        )

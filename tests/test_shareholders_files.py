@@ -20,8 +20,9 @@ from orchestration.shareholders.samples import generate_list
 
 
 def _text_pdf() -> bytes:
-    return generate_list(5, company_name="Muster GmbH", capital=Decimal("25000"), layout="per_share",
-                         form="text_pdf").content
+    return generate_list(
+        5, company_name="Muster GmbH", capital=Decimal("25000"), layout="per_share", form="text_pdf"
+    ).content
 
 
 def _png_bomb(side: int) -> bytes:
@@ -40,8 +41,15 @@ def _png_bomb(side: int) -> bytes:
 def _tiff_claiming(width: int, height: int) -> bytes:
     """A TIFF header announcing a huge bilevel page, with a few bytes of data behind it."""
     entries = [
-        (256, 4, 1, width), (257, 4, 1, height), (258, 3, 1, 1), (259, 3, 1, 1), (262, 3, 1, 0),
-        (273, 4, 1, 8 + 2 + 12 * 9 + 4), (277, 3, 1, 1), (278, 4, 1, height), (279, 4, 1, 16),
+        (256, 4, 1, width),
+        (257, 4, 1, height),
+        (258, 3, 1, 1),
+        (259, 3, 1, 1),
+        (262, 3, 1, 0),
+        (273, 4, 1, 8 + 2 + 12 * 9 + 4),
+        (277, 3, 1, 1),
+        (278, 4, 1, height),
+        (279, 4, 1, 16),
     ]
     ifd = struct.pack("<H", len(entries))
     for tag, kind, count, value in entries:

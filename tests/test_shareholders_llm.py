@@ -87,8 +87,14 @@ class FakeChatCompletions:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                         "message": {"role": "assistant", "content": answer, "refusal": None}}],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                    "message": {"role": "assistant", "content": answer, "refusal": None},
+                }
+            ],
             "usage": {"prompt_tokens": 100, "completion_tokens": 100, "total_tokens": 200},
         }
 
@@ -150,20 +156,39 @@ def test_llm_extraction_is_validated_by_the_same_model(endpoint):
 
 
 def test_auto_asks_the_llm_only_when_the_rules_fail_a_check(endpoint):
-    misprinted = table(HEADINGS, [["1", "Berger Holding GmbH, Sitz Köln, Amtsgericht Köln HRB 1234", "25.000,00",
-                                    "60 %"]])
-    endpoint.answer = lambda body: json.dumps({
-        "shareholders": [{
-            "kind": "organisation", "name": "Berger Holding GmbH", "first_name": None, "last_name": None,
-            "birth_date": None, "residence": None, "seat": "Köln", "register_court": "Köln", "register_type": "HRB",
-            "register_number": "1234", "shares": [{"number": "1", "last_number": None, "nominal": "25000.00"}],
-            "nominal_total": "25000.00", "percentage": "100", "percentage_below_one": False,
-            "percentage_derived": False,
-        }],
-        "total_nominal": "25000.00",
-        "currency": "EUR",
-        "low_confidence_cells": [],
-    }) if "Berger Holding" in _user_text(body) else "{}"
+    misprinted = table(
+        HEADINGS, [["1", "Berger Holding GmbH, Sitz Köln, Amtsgericht Köln HRB 1234", "25.000,00", "60 %"]]
+    )
+    endpoint.answer = lambda body: (
+        json.dumps(
+            {
+                "shareholders": [
+                    {
+                        "kind": "organisation",
+                        "name": "Berger Holding GmbH",
+                        "first_name": None,
+                        "last_name": None,
+                        "birth_date": None,
+                        "residence": None,
+                        "seat": "Köln",
+                        "register_court": "Köln",
+                        "register_type": "HRB",
+                        "register_number": "1234",
+                        "shares": [{"number": "1", "last_number": None, "nominal": "25000.00"}],
+                        "nominal_total": "25000.00",
+                        "percentage": "100",
+                        "percentage_below_one": False,
+                        "percentage_derived": False,
+                    }
+                ],
+                "total_nominal": "25000.00",
+                "currency": "EUR",
+                "low_confidence_cells": [],
+            }
+        )
+        if "Berger Holding" in _user_text(body)
+        else "{}"
+    )
     settings = _settings(endpoint.url)
     generated = generate_list(2, company_name="Muster GmbH", capital=CAPITAL, layout="per_share", form="text_pdf")
 
@@ -191,8 +216,9 @@ SOME_TABLE = table(HEADINGS, [["1", "Berger Holding GmbH", "25.000,00", "100 %"]
 
 
 def test_an_answer_outside_the_model_is_a_parser_error(endpoint):
-    endpoint.answer = lambda body: json.dumps({"shareholders": [{"kind": "robot", "name": "X"}], "total_nominal": None,
-                                               "currency": None})
+    endpoint.answer = lambda body: json.dumps(
+        {"shareholders": [{"kind": "robot", "name": "X"}], "total_nominal": None, "currency": None}
+    )
 
     with pytest.raises(JobError) as raised:
         extract_shareholders(SOME_TABLE, method="llm", settings=_settings(endpoint.url))

@@ -9,8 +9,8 @@ import pytesseract
 import pytest
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
 from orchestration.shareholders.pages import read_pages
+from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
 from orchestration.shareholders.samples import generate_list
 from orchestration.shareholders.tables import read_tables
 
@@ -27,8 +27,15 @@ def _scan(layout: str, form: str, rotation: int):
 
 
 # Names may pick up a stray character from scanner specks; the numbers that carry the ownership may not.
-EXACT_FIELDS = {"kind", "birth_date", "register_type", "register_number", "shares", "nominal_total",
-                "percentage_below_one"}
+EXACT_FIELDS = {
+    "kind",
+    "birth_date",
+    "register_type",
+    "register_number",
+    "shares",
+    "nominal_total",
+    "percentage_below_one",
+}
 
 
 def _assert_read_as_generated(result, generated) -> None:

@@ -14,14 +14,21 @@ CAPITAL = Decimal("25000")
 
 
 def _entity(conn, name: str, register_number: str, *, court_name: str, suffix: str = "") -> str:
-    return str(conn.execute(
-        sa.text("""
+    return str(
+        conn.execute(
+            sa.text("""
             INSERT INTO content.entities (court_code, court_name, register_type, register_number, register_suffix, name)
             VALUES (:code, :court_name, 'HRB', :number, :suffix, :name) RETURNING id
         """),
-        {"code": f"X{register_number}", "court_name": court_name, "number": register_number, "suffix": suffix,
-         "name": name},
-    ).scalar_one())
+            {
+                "code": f"X{register_number}",
+                "court_name": court_name,
+                "number": register_number,
+                "suffix": suffix,
+                "name": name,
+            },
+        ).scalar_one()
+    )
 
 
 def _list(*holders: Shareholder, capital: Decimal = CAPITAL) -> ShareholderList:
@@ -31,24 +38,36 @@ def _list(*holders: Shareholder, capital: Decimal = CAPITAL) -> ShareholderList:
 
 def _organisation(name: str, nominal: str, percentage: str, court: str, number: str, first_share: str) -> Shareholder:
     return Shareholder(
-        kind="organisation", name=name, seat=court, register_court=court, register_type="HRB",
-        register_number=number, shares=[Share(number=first_share, nominal=Decimal(nominal))],
-        nominal_total=Decimal(nominal), percentage=Decimal(percentage),
+        kind="organisation",
+        name=name,
+        seat=court,
+        register_court=court,
+        register_type="HRB",
+        register_number=number,
+        shares=[Share(number=first_share, nominal=Decimal(nominal))],
+        nominal_total=Decimal(nominal),
+        percentage=Decimal(percentage),
     )
 
 
 def _person(name: str, nominal: str, percentage: str, first_share: str) -> Shareholder:
     first, last = name.split()
     return Shareholder(
-        kind="person", name=name, first_name=first, last_name=last, residence="Köln",
-        shares=[Share(number=first_share, nominal=Decimal(nominal))], nominal_total=Decimal(nominal),
+        kind="person",
+        name=name,
+        first_name=first,
+        last_name=last,
+        residence="Köln",
+        shares=[Share(number=first_share, nominal=Decimal(nominal))],
+        nominal_total=Decimal(nominal),
         percentage=Decimal(percentage),
     )
 
 
 def _store(conn, entity_id: str, result: ShareholderList, capital: Decimal | None = CAPITAL) -> int | None:
-    return store_shareholder_list(conn, entity_id=entity_id, raw_document_id=None, job_id=None, result=result,
-                                  capital=capital)
+    return store_shareholder_list(
+        conn, entity_id=entity_id, raw_document_id=None, job_id=None, result=result, capital=capital
+    )
 
 
 def test_a_list_is_stored_once_per_revision(engine):
@@ -61,19 +80,28 @@ def test_a_list_is_stored_once_per_revision(engine):
         unchanged = _store(conn, company, first)
         changed_id = _store(conn, company, changed)
 
-        lists = conn.execute(sa.text(
-            "SELECT id, method, valid, capital, total_nominal, validation -> 'valid' AS checked "
-            "FROM content.shareholder_lists ORDER BY id")).all()
-        names = conn.execute(sa.text(
-            "SELECT list_id, position, name, percentage, shares FROM content.shareholders ORDER BY list_id, position"
-        )).all()
+        lists = conn.execute(
+            sa.text(
+                "SELECT id, method, valid, capital, total_nominal, validation -> 'valid' AS checked "
+                "FROM content.shareholder_lists ORDER BY id"
+            )
+        ).all()
+        names = conn.execute(
+            sa.text(
+                "SELECT list_id, position, name, percentage, shares FROM content.shareholders ORDER BY list_id, position"
+            )
+        ).all()
 
     assert first_id is not None and unchanged is None and changed_id > first_id
     assert [(row.id, row.method, row.valid, row.capital, row.checked) for row in lists] == [
-        (first_id, "rules", True, CAPITAL, True), (changed_id, "rules", True, CAPITAL, True)]
+        (first_id, "rules", True, CAPITAL, True),
+        (changed_id, "rules", True, CAPITAL, True),
+    ]
     assert [(row.list_id, row.position, row.name) for row in names] == [
-        (first_id, 1, "Anna Berger"), (first_id, 2, "Carl Dorn"),
-        (changed_id, 1, "Anna Berger"), (changed_id, 2, "Eva Fink"),
+        (first_id, 1, "Anna Berger"),
+        (first_id, 2, "Carl Dorn"),
+        (changed_id, 1, "Anna Berger"),
+        (changed_id, 2, "Eva Fink"),
     ]
     assert names[0].percentage == Decimal("60.0")
     assert names[0].shares == [{"number": "1", "last_number": None, "nominal": "15000"}]
@@ -85,8 +113,9 @@ def test_same_list_against_another_capital_is_a_new_revision_with_its_failed_che
         company = _entity(conn, "Muster GmbH", "100", court_name="Köln")
         first = _store(conn, company, result)
         again = _store(conn, company, _list(*result.shareholders, capital=Decimal("50000")), capital=Decimal("50000"))
-        stored = conn.execute(sa.text(
-            "SELECT valid, validation FROM content.shareholder_lists WHERE id = :id"), {"id": again}).one()
+        stored = conn.execute(
+            sa.text("SELECT valid, validation FROM content.shareholder_lists WHERE id = :id"), {"id": again}
+        ).one()
 
     assert first and again and again != first
     assert stored.valid is False
@@ -126,8 +155,13 @@ def test_ownership_frame_holds_the_latest_lists_by_default(engine):
         grandchild = _entity(conn, "Low GmbH", "3", court_name="Köln")
         _store(conn, child, _list(_person("Anna Berger", "25000", "100.0", "1")))
         _store(conn, child, _list(_organisation("Top Holding GmbH", "25000", "100.0", "Köln", "1", "1")))
-        _store(conn, grandchild, _list(_organisation("Mid GmbH", "20000", "80.0", "Köln", "2", "1"),
-                                       _person("Carl Dorn", "5000", "20.0", "2")))
+        _store(
+            conn,
+            grandchild,
+            _list(
+                _organisation("Mid GmbH", "20000", "80.0", "Köln", "2", "1"), _person("Carl Dorn", "5000", "20.0", "2")
+            ),
+        )
 
         latest = load_shareholders(conn)
         history = load_shareholders(conn, latest_only=False)
@@ -149,7 +183,9 @@ def test_the_newest_lists_by_review_status_with_what_to_look_at(engine):
         to_review = _entity(conn, "Beispiel GmbH", "200", court_name="Köln")
         _store(conn, verified, checked)
         _store(conn, to_review, checked)
-        list_id = _store(conn, to_review, _list(*checked.shareholders, capital=Decimal("50000")), capital=Decimal("50000"))
+        list_id = _store(
+            conn, to_review, _list(*checked.shareholders, capital=Decimal("50000")), capital=Decimal("50000")
+        )
         stored = conn.execute(
             sa.text("SELECT validation ->> 'status' FROM content.shareholder_lists WHERE id = :id"), {"id": list_id}
         ).scalar_one()

@@ -10,8 +10,8 @@ import pytest
 from reportlab.pdfgen.canvas import Canvas
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.shareholders.parse import parse_shareholder_list
 from orchestration.shareholders.pages import read_pages
+from orchestration.shareholders.parse import parse_shareholder_list
 from orchestration.shareholders.samples import LAYOUTS, generate_list
 
 CAPITAL = Decimal("25000")
@@ -19,8 +19,12 @@ CAPITAL = Decimal("25000")
 
 def _generated(seed: int, layout: str, capital: Decimal = CAPITAL):
     return generate_list(
-        seed, company_name="Muster Handels GmbH", capital=capital, register="Amtsgericht Köln, HRB 4711",
-        layout=layout, form="text_pdf",
+        seed,
+        company_name="Muster Handels GmbH",
+        capital=capital,
+        register="Amtsgericht Köln, HRB 4711",
+        layout=layout,
+        form="text_pdf",
     )
 
 
@@ -79,7 +83,7 @@ def test_ranges_of_one_euro_shares():
 
 
 def test_shares_numbered_in_sections():
-    seed, generated = _first(
+    _seed, generated = _first(
         "per_share", lambda truth: any("." in share.number for holder in truth.shareholders for share in holder.shares)
     )
 
@@ -113,7 +117,10 @@ def test_corporate_shareholders_with_seat_and_register():
     for holder in organisations:
         expected = truth[holder.name]
         assert (holder.seat, holder.register_court, holder.register_type, holder.register_number) == (
-            expected.seat, expected.register_court, expected.register_type, expected.register_number,
+            expected.seat,
+            expected.register_court,
+            expected.register_type,
+            expected.register_number,
         )
         assert holder.first_name is None and holder.birth_date is None
 

@@ -35,8 +35,9 @@ def _list(*holders: Shareholder, total: str | None = None) -> ExtractedList:
 
 
 def test_a_correct_list_passes_every_check():
-    thirds = _list(_holder("A 1", "10000", "33.3"), _holder("B 2", "10000", "33.3"), _holder("C 3", "10000", "33.3"),
-                   total="30000")
+    thirds = _list(
+        _holder("A 1", "10000", "33.3"), _holder("B 2", "10000", "33.3"), _holder("C 3", "10000", "33.3"), total="30000"
+    )
 
     assert set(_statuses(thirds, Decimal("30000")).values()) == {"passed"}
 
@@ -110,10 +111,20 @@ def test_shares_must_be_numbered(numbers):
 
 
 def test_overlapping_ranges():
-    first = Shareholder(kind="person", name="A", shares=[Share(number="1", last_number="600", nominal=Decimal(1))],
-                        nominal_total=Decimal(600), percentage=Decimal("60.0"))
-    second = Shareholder(kind="person", name="B", shares=[Share(number="500", last_number="899", nominal=Decimal(1))],
-                         nominal_total=Decimal(400), percentage=Decimal("40.0"))
+    first = Shareholder(
+        kind="person",
+        name="A",
+        shares=[Share(number="1", last_number="600", nominal=Decimal(1))],
+        nominal_total=Decimal(600),
+        percentage=Decimal("60.0"),
+    )
+    second = Shareholder(
+        kind="person",
+        name="B",
+        shares=[Share(number="500", last_number="899", nominal=Decimal(1))],
+        nominal_total=Decimal(400),
+        percentage=Decimal("40.0"),
+    )
 
     checks = {check.name: check for check in validate(_list(first, second)).checks}
 

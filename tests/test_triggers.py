@@ -46,10 +46,13 @@ def calls_during(conn: sa.Connection, action) -> dict[str, int]:
 
 
 def job_type_setting(conn: sa.Connection, job_type: str, column: str):
-    return conn.execute(sa.text(f"SELECT {column} FROM processing.job_types WHERE type = :t"), {"t": job_type}).scalar_one()
+    return conn.execute(
+        sa.text(f"SELECT {column} FROM processing.job_types WHERE type = :t"), {"t": job_type}
+    ).scalar_one()
 
 
 # create_basic_discovery_job ---------------------------------------------------------------------
+
 
 def test_a_new_search_gets_one_queued_basic_discovery_job_with_its_user_and_query(conn):
     user_id = str(uuid.uuid4())
@@ -59,20 +62,29 @@ def test_a_new_search_gets_one_queued_basic_discovery_job_with_its_user_and_quer
     assert (created.type, created.status, created.retry_count) == ("basic_discovery", "queued", 0)
     assert created.max_retries == job_type_setting(conn, "basic_discovery", "max_retries")
     assert created.data["user_id"] == user_id
-    assert (created.data["query"], created.data["search_mode"], created.data["register_type"]) == ("Muster Bau", "exact", "HRB")
+    assert (created.data["query"], created.data["search_mode"], created.data["register_type"]) == (
+        "Muster Bau",
+        "exact",
+        "HRB",
+    )
     [logged] = history(conn, created.id)
     assert (logged.status, logged.step_type, logged.attempt_number) == ("queued", "basic_discovery", 1)
 
 
 def test_updating_a_search_creates_no_job(conn):
     search_id = insert_search(conn)
-    calls = calls_during(conn, lambda: conn.execute(
-        sa.text("UPDATE public.searches SET result_count = 3, court = 'D2601V' WHERE id = :id"), {"id": search_id}))
+    calls = calls_during(
+        conn,
+        lambda: conn.execute(
+            sa.text("UPDATE public.searches SET result_count = 3, court = 'D2601V' WHERE id = :id"), {"id": search_id}
+        ),
+    )
     assert "create_basic_discovery_job" not in calls
     assert len(jobs(conn, search_id=search_id)) == 1
 
 
 # create_entity_discovery_job ---------------------------------------------------------------------
+
 
 def test_discovered_entity_moved_to_basic_discovery_running_gets_an_exact_discovery_job(conn):
     entity_id = insert_entity(conn, name="Alpha Logistik GmbH")
@@ -87,11 +99,14 @@ def test_discovered_entity_moved_to_basic_discovery_running_gets_an_exact_discov
     assert [row.status for row in history(conn, created.id)] == ["queued"]
 
 
-@pytest.mark.parametrize("from_status, to_status", [
-    ("xml_download_failed", "basic_discovery_running"),
-    ("parsed", "basic_discovery_running"),
-    ("discovered", "xml_download_failed"),
-])
+@pytest.mark.parametrize(
+    "from_status, to_status",
+    [
+        ("xml_download_failed", "basic_discovery_running"),
+        ("parsed", "basic_discovery_running"),
+        ("discovered", "xml_download_failed"),
+    ],
+)
 def test_other_status_changes_create_no_discovery_job(conn, from_status, to_status):
     entity_id = insert_entity(conn, from_status)
     calls = calls_during(conn, lambda: set_entity(conn, entity_id, processing_status=to_status))
@@ -115,13 +130,19 @@ def test_asking_again_while_discovery_is_queued_keeps_one_active_job(conn):
 
 # create_xml_parsing_job --------------------------------------------------------------------------
 
+
 def test_entity_inserted_with_a_downloaded_document_gets_a_parsing_job(conn):
     document_id = insert_raw_document(conn, entity_id=None)
-    entity_id = str(conn.execute(sa.text("""
+    entity_id = str(
+        conn.execute(
+            sa.text("""
         INSERT INTO content.entities (court_code, register_type, register_number, name,
                                       processing_status, current_si_document_id)
         VALUES ('D2601V', 'HRB', '4711', 'Beta AG', 'xml_ready', :doc) RETURNING id
-    """), {"doc": document_id}).scalar_one())
+    """),
+            {"doc": document_id},
+        ).scalar_one()
+    )
 
     [created] = jobs(conn, entity_id=entity_id)
     assert (created.type, created.status, created.trigger) == ("xml_parsing", "queued", "upload")
@@ -156,6 +177,7 @@ def test_xml_ready_entity_gets_a_new_job_only_for_a_new_document(conn):
 
 # on_job_failure ----------------------------------------------------------------------------------
 
+
 def test_on_job_failure_fires_once_per_failure_and_its_requeue_does_not_fire_it_again(conn):
     insert_search(conn)
     claimed = claim_one(conn, "basic_discovery")
@@ -179,13 +201,18 @@ def test_updating_a_finally_failed_job_does_not_fire_on_job_failure_again(conn):
     insert_search(conn)
     claimed = claim_one(conn, "basic_discovery")
     queue.fail(conn, "worker-1", [(claimed.id, JobError("parser_error", "cannot read"))])
-    calls = calls_during(conn, lambda: conn.execute(
-        sa.text("UPDATE processing.processing_jobs SET reason = 'looked at it' WHERE id = :id"), {"id": claimed.id}))
+    calls = calls_during(
+        conn,
+        lambda: conn.execute(
+            sa.text("UPDATE processing.processing_jobs SET reason = 'looked at it' WHERE id = :id"), {"id": claimed.id}
+        ),
+    )
     assert "handle_job_failure_and_retries" not in calls
     assert job(conn, claimed.id).status == "failed"
 
 
 # log_job_step_history ----------------------------------------------------------------------------
+
 
 def test_history_logs_claim_and_completion_but_not_a_lease_extension(conn):
     insert_search(conn)
@@ -209,6 +236,7 @@ def test_history_keeps_no_run_id_for_a_worker_that_is_not_a_run(conn):
 
 
 # sync_shareholder_download_status / sync_shareholder_parsing_status -----------------------------
+
 
 def test_claiming_a_shareholder_download_shows_the_research_as_downloading(conn):
     entity_id = insert_entity(conn, "parsed")
@@ -240,6 +268,7 @@ def test_claiming_other_jobs_leaves_the_shareholder_research_alone(conn):
 
 
 # Completion paths (apply_job_progress) -----------------------------------------------------------
+
 
 def test_basic_discovery_of_a_search_runs_then_completes_the_search_with_its_result_count(conn):
     search_id = insert_search(conn)
@@ -274,7 +303,11 @@ def test_a_completed_shareholder_download_creates_one_parsing_job_for_the_stored
     list_id = download_shareholder_list(conn, entity_id)
 
     [parsing] = jobs(conn, entity_id=entity_id, type="shareholder_parsing")
-    assert (parsing.status, str(parsing.raw_document_id), str(parsing.previous_job_id)) == ("queued", list_id, download_id)
+    assert (parsing.status, str(parsing.raw_document_id), str(parsing.previous_job_id)) == (
+        "queued",
+        list_id,
+        download_id,
+    )
     assert parsing.max_retries == job_type_setting(conn, "shareholder_parsing", "max_retries")
 
 
@@ -290,13 +323,18 @@ def test_a_completed_shareholder_parsing_completes_the_research(conn):
 
 # delete_job_step_history ------------------------------------------------------------------------
 
+
 def test_a_deleted_search_takes_its_job_and_the_job_history_along_and_nothing_else(conn):
     search_id, other_search_id = insert_search(conn), insert_search(conn)
     claim_one(conn, "basic_discovery")
     [deleted_job], [kept_job] = jobs(conn, search_id=search_id), jobs(conn, search_id=other_search_id)
 
     conn.execute(sa.text("DELETE FROM public.searches WHERE id = :id"), {"id": search_id})
-    assert conn.execute(sa.text("SELECT count(*) FROM processing.processing_jobs WHERE id = :id"),
-                        {"id": deleted_job.id}).scalar_one() == 0
+    assert (
+        conn.execute(
+            sa.text("SELECT count(*) FROM processing.processing_jobs WHERE id = :id"), {"id": deleted_job.id}
+        ).scalar_one()
+        == 0
+    )
     assert history(conn, deleted_job.id) == []
     assert len(history(conn, kept_job.id)) >= 1

@@ -44,8 +44,12 @@ def describe_error(exc: Exception) -> str:
 
 
 def execute_database_action(
-    conn: sa.Connection, rule: Rule, action_type: str, action_config: Mapping[str, Any],
-    event: Mapping[str, Any], trigger_log_id: int,
+    conn: sa.Connection,
+    rule: Rule,
+    action_type: str,
+    action_config: Mapping[str, Any],
+    event: Mapping[str, Any],
+    trigger_log_id: int,
 ) -> None:
     """Run an action that only writes to the database, in the caller's transaction."""
     if action_type == "enqueue_job":
@@ -54,8 +58,11 @@ def execute_database_action(
         if action_config["job"] == "rediscovery":
             conn.execute(
                 sa.text("SELECT automation.request_rediscovery(:entity_id, :requested_by, :reason)"),
-                {"entity_id": event["entity_id"], "requested_by": rule.created_by,
-                 "reason": f"re-check by monitoring rule {rule.id} ({rule.name})"},
+                {
+                    "entity_id": event["entity_id"],
+                    "requested_by": rule.created_by,
+                    "reason": f"re-check by monitoring rule {rule.id} ({rule.name})",
+                },
             )
         else:
             conn.execute(
@@ -63,21 +70,27 @@ def execute_database_action(
                 {"entity_id": event["entity_id"], "requested_by": rule.created_by},
             )
     elif action_type == "notification":
-        conn.execute(notifications.insert().values(
-            organization_id=rule.organization_id,
-            user_id=action_config.get("user_id"),
-            trigger_rule_id=rule.id,
-            trigger_log_id=trigger_log_id,
-            entity_id=event.get("entity_id"),
-            title=event["summary"],
-            event=event,
-        ))
+        conn.execute(
+            notifications.insert().values(
+                organization_id=rule.organization_id,
+                user_id=action_config.get("user_id"),
+                trigger_rule_id=rule.id,
+                trigger_log_id=trigger_log_id,
+                entity_id=event.get("entity_id"),
+                title=event["summary"],
+                event=event,
+            )
+        )
     else:
         raise ValueError(f"{action_type} is not a database action")
 
 
 def schedule_action(
-    conn: sa.Connection, rule: Rule, subject_id: uuid.UUID, event: Mapping[str, Any], trigger_log_id: int,
+    conn: sa.Connection,
+    rule: Rule,
+    subject_id: uuid.UUID,
+    event: Mapping[str, Any],
+    trigger_log_id: int,
 ) -> int:
     """Queue the rule's action for later; its expiry counts from when it is due."""
     config = rule.action_config
@@ -118,8 +131,9 @@ _action = scheduled_action.c
 
 
 def _stale_claim() -> sa.ColumnElement[bool]:
-    return sa.and_(_action.status == "processing",
-                   _action.updated_at < sa.func.now() - timedelta(seconds=STALE_CLAIM_S))
+    return sa.and_(
+        _action.status == "processing", _action.updated_at < sa.func.now() - timedelta(seconds=STALE_CLAIM_S)
+    )
 
 
 def _settle(conn: sa.Connection, action: sa.Row, status: str, error: str | None = None) -> None:
@@ -140,9 +154,11 @@ def _settle(conn: sa.Connection, action: sa.Row, status: str, error: str | None 
             trigger_log.update()
             .where(trigger_log.c.id == action.trigger_log_id)
             # A success after retries leaves the failed attempts in the action's last_error only.
-            .values(status=_LOG_STATUS[status],
-                    error_message=None if status == "completed" else error or action.last_error,
-                    completed_date=sa.func.now())
+            .values(
+                status=_LOG_STATUS[status],
+                error_message=None if status == "completed" else error or action.last_error,
+                completed_date=sa.func.now(),
+            )
         )
 
 
@@ -152,7 +168,8 @@ def _retry_or_fail(conn: sa.Connection, action: sa.Row, error: str, retryable: b
         _settle(conn, action, "failed", f"attempt {attempt}: {error}")
         return "failed"
     retry_at = datetime.now(UTC) + timedelta(
-        seconds=min(RETRY_BACKOFF_CAP_S, RETRY_BACKOFF_BASE_S * 2**action.retry_count))
+        seconds=min(RETRY_BACKOFF_CAP_S, RETRY_BACKOFF_BASE_S * 2**action.retry_count)
+    )
     if action.expires_at is not None and retry_at >= action.expires_at:
         _settle(conn, action, "expired", f"attempt {attempt}: {error}; no retry before it expires")
         return "expired"
@@ -160,11 +177,14 @@ def _retry_or_fail(conn: sa.Connection, action: sa.Row, error: str, retryable: b
     conn.execute(
         scheduled_action.update()
         .where(_action.id == action.id)
-        .values(status="pending", retry_count=attempt, execute_at=retry_at, last_error=message,
-                updated_at=sa.func.now())
+        .values(
+            status="pending", retry_count=attempt, execute_at=retry_at, last_error=message, updated_at=sa.func.now()
+        )
     )
     if action.trigger_log_id is not None:
-        conn.execute(trigger_log.update().where(trigger_log.c.id == action.trigger_log_id).values(error_message=message))
+        conn.execute(
+            trigger_log.update().where(trigger_log.c.id == action.trigger_log_id).values(error_message=message)
+        )
     return "retried"
 
 
@@ -181,8 +201,11 @@ def expire_overdue(conn: sa.Connection) -> int:
             conn.execute(
                 trigger_log.update()
                 .where(trigger_log.c.id == row.trigger_log_id)
-                .values(status="expired", error_message=row.last_error or "expired before it could run",
-                        completed_date=sa.func.now())
+                .values(
+                    status="expired",
+                    error_message=row.last_error or "expired before it could run",
+                    completed_date=sa.func.now(),
+                )
             )
     return len(expired)
 
@@ -231,9 +254,15 @@ def _run_claimed(conn: sa.Connection, action: sa.Row) -> str:
             "event": action.event,
         }
         try:
-            webhooks.post(config["url"], config["secret"], payload, delivery_id=str(action.id),
-                          event_type=action.event.get("type", ""), timeout_s=config["timeout_seconds"],
-                          allowed_networks=get_settings().webhook_networks)
+            webhooks.post(
+                config["url"],
+                config["secret"],
+                payload,
+                delivery_id=str(action.id),
+                event_type=action.event.get("type", ""),
+                timeout_s=config["timeout_seconds"],
+                allowed_networks=get_settings().webhook_networks,
+            )
         except webhooks.WebhookError as exc:
             with conn.begin():
                 return _retry_or_fail(conn, action, str(exc), exc.retryable)
@@ -244,8 +273,9 @@ def _run_claimed(conn: sa.Connection, action: sa.Row) -> str:
     with conn.begin():
         try:
             with conn.begin_nested():
-                execute_database_action(conn, rule, action.action_type, action.action_config, action.event,
-                                        action.trigger_log_id)
+                execute_database_action(
+                    conn, rule, action.action_type, action.action_config, action.event, action.trigger_log_id
+                )
         except (ActionError, sa.exc.DBAPIError) as exc:
             # The database answers the same way next time: no retry.
             _settle(conn, action, "failed", describe_error(exc))

@@ -74,8 +74,10 @@ class PollSummary:
 
     def describe(self) -> str:
         failed = f"; {len(self.errors)} failed: {'; '.join(self.errors)}" if self.errors else ""
-        return (f"{self.pages} announcement pages read, {self.announcements} new announcements, "
-                f"{self.of_known_companies} about known companies{failed}")
+        return (
+            f"{self.pages} announcement pages read, {self.announcements} new announcements, "
+            f"{self.of_known_companies} about known companies{failed}"
+        )
 
 
 def watched_courts(conn: sa.Connection) -> list[str]:
@@ -101,11 +103,21 @@ def _days_to_poll(conn: sa.Connection, court_code: str, today: date) -> list[dat
 def _store(conn: sa.Connection, court_code: str, found: list[Announcement]) -> tuple[int, int]:
     new = known = 0
     for a in found:
-        row = conn.execute(_STORE, {
-            "portal_id": a.id, "published": a.published, "category": a.category, "category_code": a.category_code,
-            "court_code": court_code, "register_type": a.register_type, "register_number": a.register_number,
-            "register_suffix": a.register_suffix, "name": a.name, "seat": a.seat,
-        }).first()
+        row = conn.execute(
+            _STORE,
+            {
+                "portal_id": a.id,
+                "published": a.published,
+                "category": a.category,
+                "category_code": a.category_code,
+                "court_code": court_code,
+                "register_type": a.register_type,
+                "register_number": a.register_number,
+                "register_suffix": a.register_suffix,
+                "name": a.name,
+                "seat": a.seat,
+            },
+        ).first()
         if row is not None:
             new += 1
             known += row.entity_id is not None

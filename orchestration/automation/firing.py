@@ -63,8 +63,9 @@ def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool 
     with conn.begin():
         conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_RULE_LOCK_CLASS, rule.id)))
         already = conn.execute(
-            sa.select(trigger_log.c.id).where(trigger_log.c.trigger_rule_id == rule.id,
-                                               trigger_log.c.event_key == event.key)
+            sa.select(trigger_log.c.id).where(
+                trigger_log.c.trigger_rule_id == rule.id, trigger_log.c.event_key == event.key
+            )
         ).first()
         if already is not None:
             return FiringOutcome.ALREADY_FIRED
@@ -97,7 +98,8 @@ def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool 
                 execute_database_action(conn, rule, rule.action_type, rule.action_config, document, log_id)
         except (ActionError, sa.exc.DBAPIError) as exc:
             conn.execute(
-                trigger_log.update().where(trigger_log.c.id == log_id)
+                trigger_log.update()
+                .where(trigger_log.c.id == log_id)
                 .values(status="failed", error_message=describe_error(exc))
             )
             return FiringOutcome.FAILED

@@ -247,7 +247,9 @@ def create_rule(
     source_config = validate_source(source_type, source_config)
     action_config = validate_action(action_type, action_config)
     if source_type == "search_match":
-        found = conn.execute(sa.text("SELECT 1 FROM public.searches WHERE id = :id"), {"id": source_config["search_id"]})
+        found = conn.execute(
+            sa.text("SELECT 1 FROM public.searches WHERE id = :id"), {"id": source_config["search_id"]}
+        )
         if found.first() is None:
             raise RuleConfigError(f"saved search {source_config['search_id']} does not exist")
     if source_config.get("job_types"):
@@ -306,7 +308,9 @@ def disable_rule(conn: sa.Connection, rule_id: int, updated_by: uuid.UUID | str 
     result = conn.execute(
         trigger_rule.update()
         .where(trigger_rule.c.id == rule_id, trigger_rule.c.deleted_date.is_(None))
-        .values(enabled=False, updated_by=updated_by and _check_uuid("updated_by", updated_by), updated_date=sa.func.now())
+        .values(
+            enabled=False, updated_by=updated_by and _check_uuid("updated_by", updated_by), updated_date=sa.func.now()
+        )
     )
     return result.rowcount == 1
 
@@ -337,9 +341,11 @@ def watch(
     if not rows:
         return 0
     wanted = {row["entity_id"] for row in rows}
-    known = set(conn.execute(
-        sa.text("SELECT id::text FROM content.entities WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": list(wanted)}
-    ).scalars())
+    known = set(
+        conn.execute(
+            sa.text("SELECT id::text FROM content.entities WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": list(wanted)}
+        ).scalars()
+    )
     if wanted - known:
         raise RuleConfigError(f"no such companies: {sorted(wanted - known)}")
     result = conn.execute(insert(watch_list).values(rows).on_conflict_do_nothing(constraint="uq_watch_list"))

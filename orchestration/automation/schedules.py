@@ -76,8 +76,14 @@ def _finish_run(conn: sa.Connection, run: ScheduledRun) -> None:
     conn.execute(
         scheduled_trigger_execution.update()
         .where(_execution.trigger_rule_id == run.rule_id, _execution.scheduled_at == run.scheduled_at)
-        .values(status=run.status, total_entities=run.total, processed_entities=run.processed,
-                failed_entities=run.failed, error_message=run.error, completed_at=sa.func.now())
+        .values(
+            status=run.status,
+            total_entities=run.total,
+            processed_entities=run.processed,
+            failed_entities=run.failed,
+            error_message=run.error,
+            completed_at=sa.func.now(),
+        )
     )
 
 
@@ -147,4 +153,3 @@ def run_scheduled_rules(engine: Engine, now: datetime | None = None) -> list[Sch
                 _finish_run(conn, run)
             runs.append(run)
     return runs
-

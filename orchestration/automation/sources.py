@@ -141,11 +141,13 @@ def _position(row: Any) -> Position:
 
 
 def _stream_end(conn: sa.Connection, stream: _Stream) -> Position:
-    row = conn.execute(sa.text(f"""
+    row = conn.execute(
+        sa.text(f"""
         SELECT t.created_xid::text AS created_xid, t.id FROM {stream.table} t
          WHERE t.created_xid < pg_snapshot_xmin(pg_current_snapshot()) AND {stream.condition.format(a="t")}
          ORDER BY t.created_xid DESC, t.id DESC
-         LIMIT 1""")).first()
+         LIMIT 1""")
+    ).first()
     return _position(row) if row else _START
 
 
@@ -257,22 +259,24 @@ def _revision_events(rows: Sequence[Any]) -> list[Event]:
             continue
         # Old and new values of the fields rules can choose; other fields (register entries) are long.
         reported = sorted(fields & set(CHANGE_FIELDS))
-        events.append(Event(
-            source_type="entity_changed",
-            key=f"revision:{row.id}",
-            subject_id=row.entity_id,
-            entity_id=row.entity_id,
-            occurred_at=row.created_at,
-            summary=f"{row.name}: {', '.join(sorted(fields))} changed",
-            details={
-                **_entity_details(row),
-                "revision_id": row.id,
-                "previous_revision_id": row.previous_id,
-                "changed_fields": sorted(fields),
-                "changes": {f: {"old": row.previous_record.get(f), "new": row.record.get(f)} for f in reported},
-            },
-            changed_fields=fields,
-        ))
+        events.append(
+            Event(
+                source_type="entity_changed",
+                key=f"revision:{row.id}",
+                subject_id=row.entity_id,
+                entity_id=row.entity_id,
+                occurred_at=row.created_at,
+                summary=f"{row.name}: {', '.join(sorted(fields))} changed",
+                details={
+                    **_entity_details(row),
+                    "revision_id": row.id,
+                    "previous_revision_id": row.previous_id,
+                    "changed_fields": sorted(fields),
+                    "changes": {f: {"old": row.previous_record.get(f), "new": row.record.get(f)} for f in reported},
+                },
+                changed_fields=fields,
+            )
+        )
     return events
 
 
@@ -328,23 +332,25 @@ def _failure_events(rows: Sequence[Any]) -> list[Event]:
         subject = row.entity_id or row.search_id
         what = row.name if row.entity_id else f"search {row.search_id}"
         error = row.error or {}
-        events.append(Event(
-            source_type="job_failed",
-            key=f"job_failure:{row.id}",
-            subject_id=subject,
-            entity_id=row.entity_id,
-            occurred_at=row.created_at,
-            summary=f"{row.job_type} failed permanently ({row.failure_class or 'retries exhausted'}) for {what}",
-            details={
-                **(_entity_details(row) if row.entity_id else {}),
-                "job_id": row.job_id,
-                "job_type": row.job_type,
-                "failure_class": row.failure_class,
-                "error_message": error.get("message"),
-                "search_id": row.search_id,
-                "attempts": row.retry_count + 1,
-            },
-        ))
+        events.append(
+            Event(
+                source_type="job_failed",
+                key=f"job_failure:{row.id}",
+                subject_id=subject,
+                entity_id=row.entity_id,
+                occurred_at=row.created_at,
+                summary=f"{row.job_type} failed permanently ({row.failure_class or 'retries exhausted'}) for {what}",
+                details={
+                    **(_entity_details(row) if row.entity_id else {}),
+                    "job_id": row.job_id,
+                    "job_type": row.job_type,
+                    "failure_class": row.failure_class,
+                    "error_message": error.get("message"),
+                    "search_id": row.search_id,
+                    "attempts": row.retry_count + 1,
+                },
+            )
+        )
     return events
 
 
@@ -429,8 +435,9 @@ def load_watchers(conn: sa.Connection, entity_ids: Iterable[uuid.UUID]) -> Watch
     if not ids:
         return watchers
     rows = conn.execute(
-        sa.select(watch_list.c.entity_id, watch_list.c.organization_id, watch_list.c.trigger_rule_id)
-        .where(watch_list.c.entity_id.in_(ids))
+        sa.select(watch_list.c.entity_id, watch_list.c.organization_id, watch_list.c.trigger_rule_id).where(
+            watch_list.c.entity_id.in_(ids)
+        )
     )
     for row in rows:
         watchers.setdefault(row.entity_id, set()).add((row.organization_id, row.trigger_rule_id))
@@ -481,7 +488,9 @@ def load_saved_searches(conn: sa.Connection, rules: Iterable[Rule]) -> dict[uuid
     if not ids:
         return {}
     rows = conn.execute(
-        sa.text("SELECT id, query, mode, register_type, court FROM public.searches WHERE id = ANY(CAST(:ids AS uuid[]))"),
+        sa.text(
+            "SELECT id, query, mode, register_type, court FROM public.searches WHERE id = ANY(CAST(:ids AS uuid[]))"
+        ),
         {"ids": ids},
     )
     return {row.id: SavedSearch(**row._mapping) for row in rows}

@@ -79,8 +79,16 @@ def pinned_destinations(url: str, allowed_networks: Sequence[Network]) -> tuple[
     return targets, host
 
 
-def post(url: str, secret: str, payload: Mapping[str, Any], *, delivery_id: str, event_type: str,
-         timeout_s: float, allowed_networks: Sequence[Network] = ()) -> None:
+def post(
+    url: str,
+    secret: str,
+    payload: Mapping[str, Any],
+    *,
+    delivery_id: str,
+    event_type: str,
+    timeout_s: float,
+    allowed_networks: Sequence[Network] = (),
+) -> None:
     """POST ``payload``; raises WebhookError unless the receiver answered 2xx.
 
     Each delivery has a client of its own: a pool keys connections by address, and one opened

@@ -28,13 +28,19 @@ from orchestration.settings import get_settings
 @click.command("sample-register")
 @click.option("--port", type=int, default=None, help="Port to listen on (default: HREG_SAMPLE_REGISTER_PORT).")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--samples-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Directory with xjustiz/*.xml (default: ../shared/samples beside the repository).")
+@click.option(
+    "--samples-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory with xjustiz/*.xml (default: ../shared/samples beside the repository).",
+)
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the generated companies.")
 @click.option("--generated", type=int, default=DEFAULT_GENERATED_COUNT, show_default=True, help="Generated companies.")
 def sample_register(port: int | None, host: str, samples_dir: Path | None, seed: int, generated: int) -> None:
     """Serve the sample register: a local imitation of the register portal."""
-    serve(port or get_settings().sample_register_port, host=host, samples_dir=samples_dir, seed=seed, generated=generated)
+    serve(
+        port or get_settings().sample_register_port, host=host, samples_dir=samples_dir, seed=seed, generated=generated
+    )
 
 
 @click.group()
@@ -58,12 +64,19 @@ def _fail(exc: JobError) -> None:
 @click.option("--register-type", type=click.Choice(["HRA", "HRB", "GnR", "PR", "VR"]), default=None)
 @click.option("--court", default=None, help="Court code (D2601) or name (München).")
 @click.option("--include-deleted", is_flag=True)
-def search(query: str, mode: str, max_results: int, register_type: str | None, court: str | None, include_deleted: bool) -> None:
+def search(
+    query: str, mode: str, max_results: int, register_type: str | None, court: str | None, include_deleted: bool
+) -> None:
     """Print the result rows of a search as JSON lines."""
     try:
         with _client() as client:
             rows = client.search(
-                query, mode, register_type=register_type, court=court, include_deleted=include_deleted, max_results=max_results
+                query,
+                mode,
+                register_type=register_type,
+                court=court,
+                include_deleted=include_deleted,
+                max_results=max_results,
             )
     except JobError as exc:
         _fail(exc)
@@ -134,8 +147,12 @@ def documents(court_code: str, register_type: str, number: str) -> None:
     tree = {
         "company": row.model_dump(mode="json"),
         "documents": [
-            {"row_key": node.row_key, "label": node.label, "folders": folders,
-             "date": node.date.isoformat() if node.date else None}
+            {
+                "row_key": node.row_key,
+                "label": node.label,
+                "folders": folders,
+                "date": node.date.isoformat() if node.date else None,
+            }
             for node, folders in documents_with_folders(nodes)
         ],
         "tree": [node.model_dump(mode="json") for node in nodes],
@@ -147,8 +164,12 @@ def documents(court_code: str, register_type: str, number: str) -> None:
 @court_argument
 @type_argument
 @number_argument
-@click.option("--kind", type=click.Choice(["AD", "CD", "HD", "SI", "DK", "UT", "VÖ"]), required=True,
-              help="AD/CD/HD printouts, SI (XJustiz XML), DK documents, UT/VÖ pages.")
+@click.option(
+    "--kind",
+    type=click.Choice(["AD", "CD", "HD", "SI", "DK", "UT", "VÖ"]),
+    required=True,
+    help="AD/CD/HD printouts, SI (XJustiz XML), DK documents, UT/VÖ pages.",
+)
 @click.option("--document", "row_key", default=None, help="DK: the row key of one document (see `register documents`).")
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Directory.")
 def download(court_code: str, register_type: str, number: str, kind: str, row_key: str | None, output: Path) -> None:
@@ -186,8 +207,13 @@ def download(court_code: str, register_type: str, number: str, kind: str, row_ke
 @click.option("--court", "courts", multiple=True, help="Court code (D2601) or name; repeat for several. Default: all.")
 @click.option("--state", default=None, help="Federal state, as the portal's form lists it (BY, Bayern…).")
 @click.option("--days", type=click.IntRange(1, 366), default=1, show_default=True, help="Today and the days before.")
-@click.option("--category", "categories", multiple=True, type=click.Choice(list(ANNOUNCEMENT_CATEGORIES)),
-              help="1 Löschungsankündigung, 2 UmwG, 3 new documents, 4 other, 5 special register; repeatable.")
+@click.option(
+    "--category",
+    "categories",
+    multiple=True,
+    type=click.Choice(list(ANNOUNCEMENT_CATEGORIES)),
+    help="1 Löschungsankündigung, 2 UmwG, 3 new documents, 4 other, 5 special register; repeatable.",
+)
 def announcements(courts: tuple[str, ...], state: str | None, days: int, categories: tuple[str, ...]) -> None:
     """Print register announcements of the last DAYS days as JSON lines, one search per court and category."""
     today = date.today()

@@ -37,27 +37,60 @@ def rules() -> None:
 @click.argument("name")
 @click.option("--organization", type=click.UUID, required=True, help="The organization that owns the rule.")
 @click.option("--source", "source_type", type=click.Choice(SOURCE_TYPES), required=True, help="What fires the rule.")
-@click.option("--source-config", default="{}", callback=_json_object,
-              help='e.g. {"fields": ["officers"]}, {"search_id": "…"}, {"cron": "0 6 * * 1"}.')
+@click.option(
+    "--source-config",
+    default="{}",
+    callback=_json_object,
+    help='e.g. {"fields": ["officers"]}, {"search_id": "…"}, {"cron": "0 6 * * 1"}.',
+)
 @click.option("--action", "action_type", type=click.Choice(ACTION_TYPES), required=True, help="What the rule does.")
-@click.option("--action-config", default="{}", callback=_json_object,
-              help='e.g. {"job": "rediscovery"}, {"url": "https://…", "secret": "…"}, {"delay_seconds": 600}.')
-@click.option("--frequency", type=click.Choice(FREQUENCIES), default="once_per_hour", show_default=True,
-              help="At most one firing per company in this window.")
-@click.option("--cooldown", "cooldown_seconds", type=click.IntRange(min=1),
-              help="Seconds the whole rule rests after any firing.")
-@click.option("--created-by", type=click.UUID, help="The user who makes the rule; jobs it queues are requested by them.")
+@click.option(
+    "--action-config",
+    default="{}",
+    callback=_json_object,
+    help='e.g. {"job": "rediscovery"}, {"url": "https://…", "secret": "…"}, {"delay_seconds": 600}.',
+)
+@click.option(
+    "--frequency",
+    type=click.Choice(FREQUENCIES),
+    default="once_per_hour",
+    show_default=True,
+    help="At most one firing per company in this window.",
+)
+@click.option(
+    "--cooldown", "cooldown_seconds", type=click.IntRange(min=1), help="Seconds the whole rule rests after any firing."
+)
+@click.option(
+    "--created-by", type=click.UUID, help="The user who makes the rule; jobs it queues are requested by them."
+)
 @click.option("--disabled", is_flag=True, help="Store the rule without enabling it.")
-def create_command(name: str, organization: uuid.UUID, source_type: str, source_config: dict, action_type: str,
-                   action_config: dict, frequency: str, cooldown_seconds: int | None, created_by: uuid.UUID | None,
-                   disabled: bool) -> None:
+def create_command(
+    name: str,
+    organization: uuid.UUID,
+    source_type: str,
+    source_config: dict,
+    action_type: str,
+    action_config: dict,
+    frequency: str,
+    cooldown_seconds: int | None,
+    created_by: uuid.UUID | None,
+    disabled: bool,
+) -> None:
     """Create a rule called NAME; prints its id."""
     try:
         with get_engine().begin() as conn:
             rule = automation.create_rule(
-                conn, name=name, organization_id=organization, source_type=source_type,
-                source_config=source_config, action_type=action_type, action_config=action_config,
-                frequency=frequency, cooldown_seconds=cooldown_seconds, created_by=created_by, enabled=not disabled,
+                conn,
+                name=name,
+                organization_id=organization,
+                source_type=source_type,
+                source_config=source_config,
+                action_type=action_type,
+                action_config=action_config,
+                frequency=frequency,
+                cooldown_seconds=cooldown_seconds,
+                created_by=created_by,
+                enabled=not disabled,
             )
     except automation.RuleConfigError as error:
         raise click.ClickException(str(error)) from None
@@ -114,8 +147,9 @@ def log_command(rule_id: int, limit: int) -> None:
 @click.argument("entity_ids", nargs=-1, required=True, type=click.UUID)
 @click.option("--rule", "rule_id", type=int, help="Put them on this rule's own watch list instead.")
 @click.option("--by", "added_by", type=click.UUID, help="The user who adds them.")
-def watch_command(organization: uuid.UUID, entity_ids: tuple[uuid.UUID, ...], rule_id: int | None,
-                  added_by: uuid.UUID | None) -> None:
+def watch_command(
+    organization: uuid.UUID, entity_ids: tuple[uuid.UUID, ...], rule_id: int | None, added_by: uuid.UUID | None
+) -> None:
     """Add companies (ENTITY_IDS) to ORGANIZATION's watch list."""
     try:
         with get_engine().begin() as conn:

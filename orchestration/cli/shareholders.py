@@ -32,17 +32,20 @@ class _Capital(click.ParamType):
 @shareholders.command("parse")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--capital", type=_Capital(), help="Nominal capital from the register, checked against the list.")
-@click.option("--method", type=click.Choice(METHODS), default="auto", show_default=True,
-              help="rules; llm (needs HREG_LLM_BASE_URL); auto: rules, and the LLM when they fail.")
+@click.option(
+    "--method",
+    type=click.Choice(METHODS),
+    default="auto",
+    show_default=True,
+    help="rules; llm (needs HREG_LLM_BASE_URL); auto: rules, and the LLM when they fail.",
+)
 def parse_command(file: Path, capital: Decimal | None, method: str) -> None:
     """Print the shareholders of a list FILE (PDF, TIFF, PNG, JPEG) as JSON; its review status
     (verified or needs_review), failed checks and low-confidence cells follow on stderr."""
     try:
         content = file.read_bytes()
     except OSError as error:
-        raise click.ClickException(
-            f"{FailureClass.INVALID_FILE.value}: cannot read {file}: {error.strerror}"
-        ) from None
+        raise click.ClickException(f"{FailureClass.INVALID_FILE.value}: cannot read {file}: {error.strerror}") from None
     try:
         result = parse_shareholder_list(content, capital=capital, method=method)
     except JobError as error:
@@ -58,8 +61,13 @@ def parse_command(file: Path, capital: Decimal | None, method: str) -> None:
 
 @shareholders.command("request")
 @click.argument("entity", type=click.UUID)
-@click.option("--user", "requested_by", type=click.UUID, envvar="HREG_USER_ID",
-              help="Who asks (default $HREG_USER_ID); without it the request counts as automatic.")
+@click.option(
+    "--user",
+    "requested_by",
+    type=click.UUID,
+    envvar="HREG_USER_ID",
+    help="Who asks (default $HREG_USER_ID); without it the request counts as automatic.",
+)
 def request_command(entity, requested_by) -> None:
     """Ask for the shareholders of ENTITY (its id): sets its research status and queues the download;
     the sensors then run the download and the parsing."""

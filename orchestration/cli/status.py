@@ -33,7 +33,9 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     numeric = [all(isinstance(row[i], int) for row in rows) for i in range(len(headers))]
     return "\n".join(
-        "  ".join(cell.rjust(width) if right else cell.ljust(width) for cell, width, right in zip(row, widths, numeric)).rstrip()
+        "  ".join(
+            cell.rjust(width) if right else cell.ljust(width) for cell, width, right in zip(row, widths, numeric)
+        ).rstrip()
         for row in cells
     )
 
@@ -50,16 +52,21 @@ def status(as_json: bool) -> None:
         return
     click.echo("Jobs by type and status")
     if depth:
-        click.echo(format_table(
-            ("type", "status", "jobs", "oldest"),
-            [(row["type"], row["status"], row["jobs"], format_age(row["oldest_age_s"])) for row in depth],
-        ))
+        click.echo(
+            format_table(
+                ("type", "status", "jobs", "oldest"),
+                [(row["type"], row["status"], row["jobs"], format_age(row["oldest_age_s"])) for row in depth],
+            )
+        )
     else:
         click.echo("no jobs")
     click.echo("\nFailed jobs by failure class")
     if failures:
-        click.echo(format_table(
-            ("type", "failure class", "jobs"), [(row["type"], row["failure_class"], row["jobs"]) for row in failures]
-        ))
+        click.echo(
+            format_table(
+                ("type", "failure class", "jobs"),
+                [(row["type"], row["failure_class"], row["jobs"]) for row in failures],
+            )
+        )
     else:
         click.echo("no failed jobs")

@@ -68,4 +68,6 @@ def sync_job_types(connection: sa.Connection, settings: Settings) -> None:
             {"size": size, "type": job_type},
         ).rowcount
         if not updated:
-            raise ValueError(f"HREG_BATCH_SIZES names an unknown job type {job_type!r}: {json.dumps(settings.batch_sizes)}")
+            raise ValueError(
+                f"HREG_BATCH_SIZES names an unknown job type {job_type!r}: {json.dumps(settings.batch_sizes)}"
+            )

@@ -58,7 +58,9 @@ class RegisterClient(ABC):
         """The SI document (XJustiz XML) of a row and the filename the portal gave it."""
 
     @abstractmethod
-    def list_documents(self, row: ResultRow, expand: Callable[[DocumentNode], bool] | None = None) -> list[DocumentNode]:
+    def list_documents(
+        self, row: ResultRow, expand: Callable[[DocumentNode], bool] | None = None
+    ) -> list[DocumentNode]:
         """The DK tree of a row with every folder expanded, or only those ``expand`` accepts (each
         expansion is a retrieval); folders left closed have no children."""
 

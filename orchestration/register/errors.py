@@ -22,9 +22,17 @@ class PageStructureError(Exception):
 
 def network_error(exc: httpx.HTTPError, what: str) -> JobError:
     if isinstance(exc, httpx.TimeoutException):
-        return JobError(FailureClass.TIMEOUT, f"{what}: the register did not answer in time ({exc!r})", source=SOURCE, code="timeout")
+        return JobError(
+            FailureClass.TIMEOUT,
+            f"{what}: the register did not answer in time ({exc!r})",
+            source=SOURCE,
+            code="timeout",
+        )
     return JobError(
-        FailureClass.DEPENDENCY_UNAVAILABLE, f"{what}: cannot reach the register ({exc!r})", source=SOURCE, code="network"
+        FailureClass.DEPENDENCY_UNAVAILABLE,
+        f"{what}: cannot reach the register ({exc!r})",
+        source=SOURCE,
+        code="network",
     )
 
 
@@ -32,7 +40,10 @@ def status_error(response: httpx.Response, what: str) -> JobError:
     status = response.status_code
     detail = "too many requests" if status == 429 else response.reason_phrase
     return JobError(
-        FailureClass.DEPENDENCY_UNAVAILABLE, f"{what}: the register answered HTTP {status} ({detail})", source=SOURCE, code=str(status)
+        FailureClass.DEPENDENCY_UNAVAILABLE,
+        f"{what}: the register answered HTTP {status} ({detail})",
+        source=SOURCE,
+        code=str(status),
     )
 
 
@@ -48,13 +59,17 @@ def rate_limited_error(what: str) -> JobError:
 def truncated_error(what: str, detail: str) -> JobError:
     # A cut-off download is the register's or the network's fault; fetching again usually helps.
     return JobError(
-        FailureClass.DEPENDENCY_UNAVAILABLE, f"{what}: the document arrived incomplete ({detail})", source=SOURCE, code="truncated"
+        FailureClass.DEPENDENCY_UNAVAILABLE,
+        f"{what}: the document arrived incomplete ({detail})",
+        source=SOURCE,
+        code="truncated",
     )
 
 
 # Messages that say the portal cannot serve right now, rather than that the request is wrong.
 _TRANSIENT_MESSAGE = re.compile(
-    r"später erneut|vorübergehend|nicht verfügbar|try again later|temporarily|not available at the moment", re.IGNORECASE
+    r"später erneut|vorübergehend|nicht verfügbar|try again later|temporarily|not available at the moment",
+    re.IGNORECASE,
 )
 
 
@@ -65,8 +80,12 @@ def portal_message_error(what: str, messages: list[str]) -> JobError:
     same however often it is sent: permanent. Messages that the service is unavailable are not."""
     text = "; ".join(messages)
     if _TRANSIENT_MESSAGE.search(text):
-        return JobError(FailureClass.DEPENDENCY_UNAVAILABLE, f"{what}: the register says: {text}", source=SOURCE,
-                        code="portal_message")
+        return JobError(
+            FailureClass.DEPENDENCY_UNAVAILABLE,
+            f"{what}: the register says: {text}",
+            source=SOURCE,
+            code="portal_message",
+        )
     return JobError(
         FailureClass.INVALID_FILE,
         f"{what}: the register refused the request: {text}",
@@ -89,5 +108,8 @@ def parser_error(diagnostics_dir: Path, content: bytes, what: str, exc: PageStru
     path = save_diagnostic_page(diagnostics_dir, content, what)
     log.warning("unexpected register page during %s: %s; saved to %s", what, exc, path)
     return JobError(
-        FailureClass.PARSER_ERROR, f"{what}: unexpected page structure ({exc}); page saved to {path}", source=SOURCE, code="page_structure"
+        FailureClass.PARSER_ERROR,
+        f"{what}: unexpected page structure ({exc}); page saved to {path}",
+        source=SOURCE,
+        code="page_structure",
     )

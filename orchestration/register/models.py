@@ -100,7 +100,6 @@ def walk_nodes(nodes: list[DocumentNode]) -> Iterator[DocumentNode]:
         yield from node.walk()
 
 
-
 def documents_with_folders(nodes: list[DocumentNode]) -> list[tuple[DocumentNode, list[str]]]:
     """Every document of a tree with the labels of the folders above it, in tree order."""
     found: list[tuple[DocumentNode, list[str]]] = []

@@ -30,7 +30,9 @@ VIEW_STATE = "javax.faces.ViewState"
 
 _SUBMIT_PARAM = re.compile(r"addSubmitParam\('([^']+)',\{([^}]*)\}\)")
 _QUOTED_PAIR = re.compile(r"'([^']*)':'([^']*)'")
-_DESIGNATION = re.compile(r"^(?P<court>.*?)\s+(?P<type>HRA|HRB|GnR|PR|VR|GsR)\s+(?P<number>\d+)(?:\s+(?P<suffix>[A-Za-z]{1,3}))?$")
+_DESIGNATION = re.compile(
+    r"^(?P<court>.*?)\s+(?P<type>HRA|HRB|GnR|PR|VR|GsR)\s+(?P<number>\d+)(?:\s+(?P<suffix>[A-Za-z]{1,3}))?$"
+)
 _COURT_PREFIX = re.compile(r"^(amtsgericht|district court|registergericht)\s+", re.IGNORECASE)
 _NUMBERED = re.compile(r"^\d+\.\)\s*(?P<text>.*)$")
 _RATE_LIMIT_TEXT = re.compile(
@@ -102,7 +104,9 @@ class Form:
                 return value
         raise PageStructureError(f"form {self.form_id} has no view state")
 
-    def payload(self, overrides: dict[str, str] | None = None, *, drop: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    def payload(
+        self, overrides: dict[str, str] | None = None, *, drop: frozenset[str] = frozenset()
+    ) -> list[tuple[str, str]]:
         """The default values with ``overrides`` replacing (or adding to) them."""
         overrides = overrides or {}
         kept = [(n, v) for n, v in self.values if n not in overrides and n not in drop]
@@ -180,7 +184,10 @@ def _options(select: html.HtmlElement) -> list[tuple[str, str]]:
 
 
 def parse_search_form(doc: html.HtmlElement, page_url: str) -> SearchForm:
-    keywords = _one(_by_component_id(doc, "schlagwoerter", "input") + _by_component_id(doc, "schlagwoerter", "textarea"), "keyword field")
+    keywords = _one(
+        _by_component_id(doc, "schlagwoerter", "input") + _by_component_id(doc, "schlagwoerter", "textarea"),
+        "keyword field",
+    )
     form_element = _one(keywords.xpath("ancestor::form[1]"), "form around the keyword field")
     form = read_form(form_element, page_url)
 
@@ -321,7 +328,9 @@ class ResultTable:
 def parse_result_table(doc: html.HtmlElement) -> ResultTable:
     """The result table's DataTable widget: its paginator's ``rows`` and ``rowCount``."""
     body = _result_table_body(doc)
-    components = body.xpath('ancestor::div[contains(concat(" ", normalize-space(@class), " "), " ui-datatable ")][@id][1]')
+    components = body.xpath(
+        'ancestor::div[contains(concat(" ", normalize-space(@class), " "), " ui-datatable ")][@id][1]'
+    )
     table = _one(components, "result table component")
     table_id = table.get("id")
     scripts = "\n".join(doc.xpath("//script/text()"))
@@ -377,7 +386,9 @@ class DocumentTree:
     controls: DownloadControls
 
 
-_SELECT_BEHAVIOUR = re.compile(r"\bselect\s*:\s*function\s*\(\s*ext\s*,\s*event\s*\)\s*\{\s*PrimeFaces\.ab\(\{(?P<args>[^}]*)\}")
+_SELECT_BEHAVIOUR = re.compile(
+    r"\bselect\s*:\s*function\s*\(\s*ext\s*,\s*event\s*\)\s*\{\s*PrimeFaces\.ab\(\{(?P<args>[^}]*)\}"
+)
 _BEHAVIOUR_ARG = re.compile(r'\b(?P<key>[a-z]+)\s*:\s*"(?P<value>[^"]*)"')
 
 
@@ -413,8 +424,10 @@ def expanded_row_keys(fragment_root: html.HtmlElement) -> set[str]:
 def download_controls(scope: html.HtmlElement) -> DownloadControls:
     """The Download button and the format radio within ``scope`` (the page or an update of its panel)."""
     buttons = scope.xpath('.//button[@type="submit"] | .//input[@type="submit"]')
-    button = next((b for b in buttons if "download" in text_of(b).casefold() or "download" in (b.get("value") or "").casefold()),
-                  buttons[0] if buttons else None)
+    button = next(
+        (b for b in buttons if "download" in text_of(b).casefold() or "download" in (b.get("value") or "").casefold()),
+        buttons[0] if buttons else None,
+    )
     if button is None:
         raise PageStructureError("no download button")
     radios = scope.xpath('.//input[@type="radio"]')
@@ -431,13 +444,16 @@ def parse_behaviour(scripts: str, event: str, source: str) -> Behaviour:
     for match in _SELECT_BEHAVIOUR.finditer(scripts):
         args = {m.group("key"): m.group("value") for m in _BEHAVIOUR_ARG.finditer(match.group("args"))}
         if args.get("s") == source:
-            return Behaviour(source=source, execute=args.get("p", source), updates=args.get("u", source).split(),
-                             form=args.get("f"))
+            return Behaviour(
+                source=source, execute=args.get("p", source), updates=args.get("u", source).split(), form=args.get("f")
+            )
     raise PageStructureError(f"tree {source} has no {event} behaviour")
 
 
 def parse_document_tree(doc: html.HtmlElement, page_url: str) -> DocumentTree:
-    tree = _one(doc.xpath('//div[contains(concat(" ", normalize-space(@class), " "), " ui-tree ")][@id]'), "document tree")
+    tree = _one(
+        doc.xpath('//div[contains(concat(" ", normalize-space(@class), " "), " ui-tree ")][@id]'), "document tree"
+    )
     tree_id = tree.get("id")
     form_element = _one(tree.xpath("ancestor::form[1]"), "form around the document tree")
     form = read_form(form_element, page_url)
@@ -492,8 +508,9 @@ def parse_partial_response(content: bytes, *, redirect_allowed: bool = False) ->
     redirect = root.find("redirect")
     if redirect is not None and not redirect_allowed:
         raise PageStructureError("partial response redirects (session expired?)")
-    return PartialResponse({u.get("id"): u.text or "" for u in root.iter("update")},
-                           redirect.get("url") if redirect is not None else None)
+    return PartialResponse(
+        {u.get("id"): u.text or "" for u in root.iter("update")}, redirect.get("url") if redirect is not None else None
+    )
 
 
 # ----------------------------------------------------------------------------- announcements
@@ -556,7 +573,7 @@ def parse_announcement_form(doc: html.HtmlElement, page_url: str) -> Announcemen
 
 
 _FIRE = re.compile(r"fireBekanntmachung\d*\(\s*'(?P<date>[^']*)'\s*,\s*'(?P<id>[^']+)'\s*\)")
-_REMOTE = re.compile(r'remoteBekanntmachung\s*=\s*function\s*\(\s*\)\s*\{\s*PrimeFaces\.ab\(\{(?P<args>[^}]*)\}')
+_REMOTE = re.compile(r"remoteBekanntmachung\s*=\s*function\s*\(\s*\)\s*\{\s*PrimeFaces\.ab\(\{(?P<args>[^}]*)\}")
 
 
 def _court_line(line: str) -> tuple[str, str, re.Match | None]:
@@ -616,8 +633,9 @@ def announcement_command(doc: html.HtmlElement) -> Behaviour:
     args = {m.group("key"): m.group("value") for m in _BEHAVIOUR_ARG.finditer(match.group("args"))}
     if "s" not in args:
         raise PageStructureError("the remoteBekanntmachung command names no source")
-    return Behaviour(source=args["s"], execute=args.get("p", args["s"]), updates=args.get("u", args["s"]).split(),
-                     form=args.get("f"))
+    return Behaviour(
+        source=args["s"], execute=args.get("p", args["s"]), updates=args.get("u", args["s"]).split(), form=args.get("f")
+    )
 
 
 def parse_announcement_detail(doc: html.HtmlElement) -> AnnouncementDetail:

@@ -186,8 +186,13 @@ class PortalClient(RegisterClient):
         return page
 
     def _partial(
-        self, url: str, payload: list[tuple[str, str]], what: str, read: Callable[[pages.PartialResponse], T],
-        *, redirect_allowed: bool = False,
+        self,
+        url: str,
+        payload: list[tuple[str, str]],
+        what: str,
+        read: Callable[[pages.PartialResponse], T],
+        *,
+        redirect_allowed: bool = False,
     ) -> T:
         """Post a PrimeFaces AJAX request and apply ``read`` to its partial response; error
         messages in its updates are the portal refusing the request."""
@@ -378,7 +383,11 @@ class PortalClient(RegisterClient):
         return self._tree
 
     def _tree_request(
-        self, open_tree: _OpenTree, fields: dict[str, str], behaviour: pages.Behaviour, what: str,
+        self,
+        open_tree: _OpenTree,
+        fields: dict[str, str],
+        behaviour: pages.Behaviour,
+        what: str,
         read: Callable[[pages.PartialResponse], T],
     ) -> T:
         tree = open_tree.tree
@@ -407,8 +416,11 @@ class PortalClient(RegisterClient):
         expand = pages.Behaviour(source=tree_id, execute=tree_id, updates=[tree_id])
         node.children = self._tree_request(
             open_tree,
-            {"javax.faces.behavior.event": "expand", "javax.faces.partial.event": "expand",
-             f"{tree_id}_expandNode": node.row_key},
+            {
+                "javax.faces.behavior.event": "expand",
+                "javax.faces.partial.event": "expand",
+                f"{tree_id}_expandNode": node.row_key,
+            },
             expand,
             what,
             lambda response: pages.parse_tree_nodes(response.fragment(tree_id)),
@@ -426,7 +438,9 @@ class PortalClient(RegisterClient):
                     pending = True
                     break
 
-    def list_documents(self, row: ResultRow, expand: Callable[[DocumentNode], bool] | None = None) -> list[DocumentNode]:
+    def list_documents(
+        self, row: ResultRow, expand: Callable[[DocumentNode], bool] | None = None
+    ) -> list[DocumentNode]:
         open_tree = self._open_tree(row)
         self._load_folders(open_tree, expand or (lambda node: True))
         return [node.model_copy(deep=True) for node in open_tree.tree.nodes]
@@ -459,8 +473,12 @@ class PortalClient(RegisterClient):
         fields = {f"{tree.tree_id}_selection": node.row_key}
         if controls.format_field:
             if not controls.formats:
-                raise JobError(FailureClass.INVALID_FILE, f"{what}: the register offers this node in no format",
-                               source=errors.SOURCE, code="no_format")
+                raise JobError(
+                    FailureClass.INVALID_FILE,
+                    f"{what}: the register offers this node in no format",
+                    source=errors.SOURCE,
+                    code="no_format",
+                )
             # "false" is the original file; some documents come only as a ZIP ("true").
             fields[controls.format_field] = "false" if "false" in controls.formats else controls.formats[0]
         fields[controls.button] = ""
@@ -514,6 +532,7 @@ class PortalClient(RegisterClient):
             self.search_announcements(announcement.published, announcement.published)
         page, _ = self._announcements
         what = f"open announcement {announcement.id}"
+
         def command_and_form(doc) -> tuple[pages.Behaviour, pages.Form]:
             command = pages.announcement_command(doc)
             if not command.form:

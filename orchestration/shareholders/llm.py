@@ -116,8 +116,10 @@ def extract_with_llm(table: Table, settings: Settings) -> ExtractedList:
     try:
         return ExtractedList.model_validate_json(message.content or "")
     except ValidationError as error:
-        raise _parser_error(f"LLM answer does not match the model: {error.error_count()} errors, first: "
-                            f"{error.errors()[0]['msg']} at {error.errors()[0]['loc']}") from error
+        raise _parser_error(
+            f"LLM answer does not match the model: {error.error_count()} errors, first: "
+            f"{error.errors()[0]['msg']} at {error.errors()[0]['loc']}"
+        ) from error
 
 
 def _unavailable(message: str) -> JobError:

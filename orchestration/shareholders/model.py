@@ -76,7 +76,9 @@ class ExtractedList(_Strict):
     total_nominal: DecimalString | None = Field(
         None, description="Total nominal capital: the list's sum line, else the sum of the shareholders."
     )
-    total_stated: bool = Field(False, description="total_nominal is the list's own sum line, not the sum of the shareholders.")
+    total_stated: bool = Field(
+        False, description="total_nominal is the list's own sum line, not the sum of the shareholders."
+    )
     currency: str | None = Field(None, description='ISO currency code such as "EUR".')
     low_confidence_cells: list[LowConfidenceCell] = Field(
         default_factory=list, description="Cells read with low OCR confidence; empty for a text layer."

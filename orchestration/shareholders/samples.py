@@ -220,16 +220,25 @@ def generate_list(
     expected = _expected(document)
     slug = re.sub(r"[^A-Za-z0-9]+", "_", company_name).strip("_") or "Gesellschaft"
     if form == "text_pdf":
-        return GeneratedList(pdf, "application/pdf", f"Gesellschafterliste_{slug}.pdf", expected, layout, form,
-                             pages=_page_count(pdf))
+        return GeneratedList(
+            pdf, "application/pdf", f"Gesellschafterliste_{slug}.pdf", expected, layout, form, pages=_page_count(pdf)
+        )
     rotation = rng.choice((0, 0, 0, 90, 180, 270))
     pages = _scan(pdf, seed, rotation)
     if form == "scan_pdf":
         content, media_type, suffix = _images_to_pdf(pages, document.issued), "application/pdf", "pdf"
     else:
         content, media_type, suffix = _images_to_tiff(pages), "image/tiff", "tif"
-    return GeneratedList(content, media_type, f"Gesellschafterliste_{slug}.{suffix}", expected, layout, form,
-                         rotation=rotation, pages=len(pages))
+    return GeneratedList(
+        content,
+        media_type,
+        f"Gesellschafterliste_{slug}.{suffix}",
+        expected,
+        layout,
+        form,
+        rotation=rotation,
+        pages=len(pages),
+    )
 
 
 # -- drawing the content ---------------------------------------------------------------------------
@@ -246,7 +255,11 @@ def _draw_document(
 ) -> _Document:
     wording = ENGLISH if layout == "english" else GERMAN
     holder_count = {
-        "per_share": (2, 4), "ranges": (2, 3), "corporate": (2, 4), "english": (2, 4), "multipage": (16, 22),
+        "per_share": (2, 4),
+        "ranges": (2, 3),
+        "corporate": (2, 4),
+        "english": (2, 4),
+        "multipage": (16, 22),
     }
     organisation_share = {"per_share": 0.1, "ranges": 0.1, "corporate": 0.5, "english": 0.3, "multipage": 0.3}
     small_holder = {"per_share": 0.5, "ranges": 0.3, "corporate": 0.3, "english": 0.3, "multipage": 1.0}
@@ -291,8 +304,14 @@ def _draw_document(
         rows = [_Row(share, _share_percentage_text(wording, share.nominal / capital * 100, places)) for share in shares]
         change = rng.choice(("",) * 3 + wording.changes)
         document.blocks.append(
-            _Block(holder, _description(holder, wording), rows, holder_percentage, change,
-                   one_line=is_landscape and rng.random() < 0.5)
+            _Block(
+                holder,
+                _description(holder, wording),
+                rows,
+                holder_percentage,
+                change,
+                one_line=is_landscape and rng.random() < 0.5,
+            )
         )
     return document
 
@@ -428,13 +447,22 @@ def _columns(document: _Document, width: float) -> dict[str, tuple[float, str]]:
     """x position and alignment of each column; amounts are right-aligned at their x."""
     if document.layout == "ranges":
         fractions = {
-            "number": (0.0, "left"), "holder": (0.18, "left"), "each": (0.545, "right"), "nominal": (0.665, "right"),
-            "share_percentage": (0.77, "right"), "holder_percentage": (0.875, "right"), "changes": (0.89, "left"),
+            "number": (0.0, "left"),
+            "holder": (0.18, "left"),
+            "each": (0.545, "right"),
+            "nominal": (0.665, "right"),
+            "share_percentage": (0.77, "right"),
+            "holder_percentage": (0.875, "right"),
+            "changes": (0.89, "left"),
         }
     else:
         fractions = {
-            "number": (0.0, "left"), "holder": (0.11, "left"), "nominal": (0.62, "right"),
-            "share_percentage": (0.74, "right"), "holder_percentage": (0.87, "right"), "changes": (0.89, "left"),
+            "number": (0.0, "left"),
+            "holder": (0.11, "left"),
+            "nominal": (0.62, "right"),
+            "share_percentage": (0.74, "right"),
+            "holder_percentage": (0.87, "right"),
+            "changes": (0.89, "left"),
         }
     return {key: (MARGIN + fraction * width, align) for key, (fraction, align) in fractions.items()}
 
@@ -628,8 +656,15 @@ def _images_to_pdf(pages: list[Image.Image], issued: date) -> bytes:
     buffer = io.BytesIO()
     stamp = time.struct_time((issued.year, issued.month, issued.day, 12, 0, 0, 0, 1, 0))
     pages[0].save(
-        buffer, "PDF", save_all=True, append_images=pages[1:], resolution=SCAN_DPI, quality=60,
-        creationDate=stamp, modDate=stamp, title="Scan",
+        buffer,
+        "PDF",
+        save_all=True,
+        append_images=pages[1:],
+        resolution=SCAN_DPI,
+        quality=60,
+        creationDate=stamp,
+        modDate=stamp,
+        title="Scan",
     )
     return buffer.getvalue()
 
@@ -638,6 +673,7 @@ def _images_to_tiff(pages: list[Image.Image]) -> bytes:
     # Fax-style bilevel pages with Group 4 compression, as many register scans are.
     bilevel = [page.point(lambda value: 255 if value > 150 else 0).convert("1") for page in pages]
     buffer = io.BytesIO()
-    bilevel[0].save(buffer, "TIFF", save_all=True, append_images=bilevel[1:], compression="group4",
-                    dpi=(SCAN_DPI, SCAN_DPI))
+    bilevel[0].save(
+        buffer, "TIFF", save_all=True, append_images=bilevel[1:], compression="group4", dpi=(SCAN_DPI, SCAN_DPI)
+    )
     return buffer.getvalue()

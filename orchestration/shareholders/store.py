@@ -121,9 +121,21 @@ def store_shareholder_list(
             "entity_id": entity_id,
             "position": position,
             **holder.model_dump(
-                include={"kind", "name", "first_name", "last_name", "birth_date", "residence", "seat",
-                         "register_court", "register_type", "register_number", "nominal_total", "percentage",
-                         "percentage_below_one"}
+                include={
+                    "kind",
+                    "name",
+                    "first_name",
+                    "last_name",
+                    "birth_date",
+                    "residence",
+                    "seat",
+                    "register_court",
+                    "register_type",
+                    "register_number",
+                    "nominal_total",
+                    "percentage",
+                    "percentage_below_one",
+                }
             ),
             "linked_entity_id": linked_entity_id(conn, holder),
             "shares": json.dumps([share.model_dump(mode="json") for share in holder.shares]),

@@ -43,7 +43,9 @@ def _amounts_confirmed(extracted: ExtractedList, capital: Decimal | None) -> Che
 def _read_confidently(extracted: ExtractedList) -> Check:
     name = "read_confidently"
     if extracted.low_confidence_cells:
-        cells = "; ".join(f"page {c.page}: {c.text!r} ({c.confidence:.0f})" for c in extracted.low_confidence_cells[:10])
+        cells = "; ".join(
+            f"page {c.page}: {c.text!r} ({c.confidence:.0f})" for c in extracted.low_confidence_cells[:10]
+        )
         return _failed(name, [f"{len(extracted.low_confidence_cells)} cells read with low confidence: {cells}"])
     return _passed(name, "every cell that carries a value was read with confidence")
 

@@ -91,8 +91,16 @@ class ShareholderDownloadStage(RetrievingStage):
     def record(self, conn: sa.Connection, job: ClaimedJob, fetched: tuple[EntityKey, DocumentNode, Download]) -> dict:
         entity, node, download = fetched
         document_id = self.documents.store(
-            conn, download.content, kind="shareholder_list", media_type=download.media_type,
-            filename=download.filename, entity_id=entity.id,
+            conn,
+            download.content,
+            kind="shareholder_list",
+            media_type=download.media_type,
+            filename=download.filename,
+            entity_id=entity.id,
         )
-        return {"raw_document_id": document_id, "label": node.label, "media_type": download.media_type,
-                "filename": download.filename}
+        return {
+            "raw_document_id": document_id,
+            "label": node.label,
+            "media_type": download.media_type,
+            "filename": download.filename,
+        }

@@ -35,7 +35,9 @@ class ShareholderParsingStage(Stage):
         return each_job(conn, jobs, lambda job: self._parse(conn, job))
 
     def _parse(self, conn: sa.Connection, job: ClaimedJob) -> dict:
-        document = self.documents.load(conn, [job.raw_document_id]).get(job.raw_document_id) if job.raw_document_id else None
+        document = (
+            self.documents.load(conn, [job.raw_document_id]).get(job.raw_document_id) if job.raw_document_id else None
+        )
         if document is None:
             raise JobError(
                 FailureClass.INVALID_FILE,

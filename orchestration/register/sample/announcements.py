@@ -18,10 +18,22 @@ from orchestration.register.sample.company import Company
 CATEGORIES = ANNOUNCEMENT_CATEGORIES  # the portal's values and labels
 # Values of bekanntMachungenForm:land_input, as the portal has them (Brandenburg is "BR").
 STATES = {
-    "BW": "Baden-Württemberg", "BY": "Bayern", "BE": "Berlin", "BR": "Brandenburg", "HB": "Bremen",
-    "HH": "Hamburg", "HE": "Hessen", "MV": "Mecklenburg-Vorpommern", "NI": "Niedersachsen",
-    "NW": "Nordrhein-Westfalen", "RP": "Rheinland-Pfalz", "SL": "Saarland", "SN": "Sachsen",
-    "ST": "Sachsen-Anhalt", "SH": "Schleswig-Holstein", "TH": "Thüringen",
+    "BW": "Baden-Württemberg",
+    "BY": "Bayern",
+    "BE": "Berlin",
+    "BR": "Brandenburg",
+    "HB": "Bremen",
+    "HH": "Hamburg",
+    "HE": "Hessen",
+    "MV": "Mecklenburg-Vorpommern",
+    "NI": "Niedersachsen",
+    "NW": "Nordrhein-Westfalen",
+    "RP": "Rheinland-Pfalz",
+    "SL": "Saarland",
+    "SN": "Sachsen",
+    "ST": "Sachsen-Anhalt",
+    "SH": "Schleswig-Holstein",
+    "TH": "Thüringen",
 }
 # The courts' state abbreviations (orchestration.register.sample.courts) that differ from the form's.
 _FORM_STATE = {"BB": "BR"}
@@ -40,10 +52,16 @@ _TEXTS = {
     "4": "Sonstige Bekanntmachung des Registergerichts.",
 }
 _LEGAL_FORMS = {
-    "GmbH": "Gesellschaft mit beschränkter Haftung", "UG": "Gesellschaft mit beschränkter Haftung",
-    "AG": "Aktiengesellschaft", "GmbH & Co. KG": "Kommanditgesellschaft", "KG": "Kommanditgesellschaft",
-    "OHG": "Offene Handelsgesellschaft", "e.K.": "Eingetragener Kaufmann", "eG": "Eingetragene Genossenschaft",
-    "e.V.": "Eingetragener Verein", "PartG mbB": "Partnerschaftsgesellschaft",
+    "GmbH": "Gesellschaft mit beschränkter Haftung",
+    "UG": "Gesellschaft mit beschränkter Haftung",
+    "AG": "Aktiengesellschaft",
+    "GmbH & Co. KG": "Kommanditgesellschaft",
+    "KG": "Kommanditgesellschaft",
+    "OHG": "Offene Handelsgesellschaft",
+    "e.K.": "Eingetragener Kaufmann",
+    "eG": "Eingetragene Genossenschaft",
+    "e.V.": "Eingetragener Verein",
+    "PartG mbB": "Partnerschaftsgesellschaft",
 }
 
 

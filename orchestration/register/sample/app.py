@@ -117,7 +117,9 @@ class Session:
 def _attachment(content: bytes, media_type: str, filename: str) -> Response:
     # The portal names the file in the plain filename parameter only (no RFC 5987 filename*).
     ascii_name = unicodedata.normalize("NFKD", filename).encode("ascii", "ignore").decode()
-    return Response(content, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{ascii_name}"'})
+    return Response(
+        content, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{ascii_name}"'}
+    )
 
 
 def si_filename(company: Company, when: datetime) -> str:
@@ -237,8 +239,13 @@ class SampleRegister:
             errors.append(("Search", "Please enter keywords or a register number."))
         elif mode is SearchMode.ANY and not (register_type or court_code or number):
             # As on the portal: "at least one keyword" needs a further criterion.
-            errors.append(("Search", 'With "contain at least one keyword" please also choose a register type, '
-                                     "a register court or a register number."))
+            errors.append(
+                (
+                    "Search",
+                    'With "contain at least one keyword" please also choose a register type, '
+                    "a register court or a register number.",
+                )
+            )
         if errors:
             ids = session.new_view(View(kind="search"))
             return HTMLResponse(html.search_page(ids, session.cid, self.corpus.courts, errors))
@@ -302,8 +309,10 @@ class SampleRegister:
             items = [a for a in self.announcements.items if a.company.key == company.key]
             content = "".join(f"<p>{html.german(a.published)} {a.category_label}: {a.text}</p>" for a in items)
         else:
-            content = (f"<p>{company.name}</p><p>{company.seat}</p>"
-                       f"<p>Amtsgericht {company.court.name} {company.designation}</p>")
+            content = (
+                f"<p>{company.name}</p><p>{company.seat}</p>"
+                f"<p>Amtsgericht {company.court.name} {company.designation}</p>"
+            )
         return HTMLResponse(html.layout(kind, "/rp_web/welcome.xhtml", ids, content))
 
     # ------------------------------------------------------------------------- DK
@@ -316,8 +325,15 @@ class SampleRegister:
         return self.tree(view.company).find(view.selected) if view.selected else None
 
     def _document_page(self, ids: html.PageIds, view: View, errors=()) -> Response:
-        page = html.document_page(ids, view.action, self.tree(view.company), frozenset(view.expanded),
-                                  self._selected_node(view), self._zip_only(view), errors)
+        page = html.document_page(
+            ids,
+            view.action,
+            self.tree(view.company),
+            frozenset(view.expanded),
+            self._selected_node(view),
+            self._zip_only(view),
+            errors,
+        )
         return HTMLResponse(page)
 
     async def _tree_request(self, session: Session, token: str, view: View, form: FormData) -> Response:
@@ -433,7 +449,10 @@ class SampleRegister:
             category = "ajax"
         else:
             category = "page"
-        fault = next((f for f in self.faults if f.on in ("any", category) and (f.kind != "truncated" or category == "download")), None)
+        fault = next(
+            (f for f in self.faults if f.on in ("any", category) and (f.kind != "truncated" or category == "download")),
+            None,
+        )
         if fault is None:
             return response
         fault.times -= 1
@@ -452,7 +471,11 @@ class SampleRegister:
         if fault.kind == "unexpected_page":
             return HTMLResponse(html.message_page("Maintenance", "The register portal is being redesigned."))
         cut = response.body[: len(response.body) // 2]
-        return Response(cut, media_type=response.media_type, headers={"Content-Disposition": response.headers["content-disposition"]})
+        return Response(
+            cut,
+            media_type=response.media_type,
+            headers={"Content-Disposition": response.headers["content-disposition"]},
+        )
 
     async def arm_fault(self, request: Request) -> Response:
         spec = await request.json()
@@ -492,7 +515,11 @@ def create_app(corpus: Corpus, today: date | None = None) -> Starlette:
             Route("/_sample/faults", register.arm_fault, methods=["POST"]),
             Route("/_sample/faults", register.clear_faults, methods=["DELETE"]),
             Route("/_sample/health", register.health, methods=["GET"]),
-            Route("/_sample/companies/{court}/{register_type}/{number}/documents", register.file_document, methods=["POST"]),
+            Route(
+                "/_sample/companies/{court}/{register_type}/{number}/documents",
+                register.file_document,
+                methods=["POST"],
+            ),
         ]
     )
     app.state.register = register

@@ -105,7 +105,9 @@ class Corpus:
         return sorted(found, key=lambda c: (c.name.casefold(), c.court.name, c.register_number))
 
 
-def load_corpus(samples_dir: Path | None = None, *, seed: int = DEFAULT_SEED, generated: int = DEFAULT_GENERATED_COUNT) -> Corpus:
+def load_corpus(
+    samples_dir: Path | None = None, *, seed: int = DEFAULT_SEED, generated: int = DEFAULT_GENERATED_COUNT
+) -> Corpus:
     """The real SI samples of ``samples_dir/xjustiz`` and ``generated`` companies from ``seed``."""
     samples_dir = samples_dir or DEFAULT_SAMPLES_DIR
     real = [company_from_sample(path) for path in sorted((samples_dir / "xjustiz").glob("*.xml"))]

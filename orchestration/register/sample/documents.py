@@ -102,8 +102,13 @@ def filings(company: Company, added: tuple[Filing, ...] = ()) -> list[Filing]:
     rng = random.Random(company.seed)
     founded = date(1995, 1, 1) + timedelta(days=rng.randint(0, 25 * 365))
     statute = {"AG": "Satzung", "eG": "Satzung", "e.V.": "Satzung", "PartG mbB": "Partnerschaftsvertrag"}
-    out = [Filing(f"{statute.get(company.legal_form, 'Gesellschaftsvertrag')} vom {german_date(founded)}", founded,
-                  rng.getrandbits(32))]
+    out = [
+        Filing(
+            f"{statute.get(company.legal_form, 'Gesellschaftsvertrag')} vom {german_date(founded)}",
+            founded,
+            rng.getrandbits(32),
+        )
+    ]
     for _ in range(rng.randint(1, 2)):
         day = founded + timedelta(days=rng.randint(30, 3000))
         out.append(Filing(f"Anmeldung vom {german_date(day)}", day, rng.getrandbits(32)))
@@ -111,8 +116,15 @@ def filings(company: Company, added: tuple[Filing, ...] = ()) -> list[Filing]:
         day = founded + timedelta(days=rng.randint(10, 60))
         for _ in range(rng.randint(1, 3)):
             # About one list in four is offered only as a ZIP, as some are on the portal.
-            out.append(Filing(SHAREHOLDER_LIST_LABEL.format(date=german_date(day)), day, rng.getrandbits(32),
-                              shareholder_list=True, zip_only=rng.random() < 0.25))
+            out.append(
+                Filing(
+                    SHAREHOLDER_LIST_LABEL.format(date=german_date(day)),
+                    day,
+                    rng.getrandbits(32),
+                    shareholder_list=True,
+                    zip_only=rng.random() < 0.25,
+                )
+            )
             day += timedelta(days=rng.randint(200, 2500))
     return sorted([*out, *added], key=lambda f: f.filed)
 
@@ -132,8 +144,10 @@ def document_tree(company: Company, added: tuple[Filing, ...] = ()) -> TreeNode:
     # The founding statute, filed once, is listed again among the further deeds.
     categories.append((CATEGORY_DEEDS, statutes[:1]))
     categories.append((CATEGORY_ACCOUNTS, []))  # an empty category: a leaf on the portal
-    folders = tuple(TreeNode(f"0_0_{i}", label, _documents(f"0_0_{i}", documents))
-                    for i, (label, documents) in enumerate(categories))
+    folders = tuple(
+        TreeNode(f"0_0_{i}", label, _documents(f"0_0_{i}", documents))
+        for i, (label, documents) in enumerate(categories)
+    )
     register_folder = TreeNode("0_0", FOLDER_LABEL, folders)
     children = [register_folder]
     if lists:
@@ -150,7 +164,9 @@ def portal_filename(company: Company, label: str, when: datetime, extension: str
     court = company.court.name.replace(" (", "_").replace(")", "").replace(" ", "_")
     designation = f"{company.register_type}_{company.register_number}"
     label_part = re.sub(r"[^A-Za-z0-9_.\-]", "", _ascii(label[:FILENAME_LABEL_CHARS]).replace(" ", "_"))
-    return f"{company.court.state_abbreviation}-{_ascii(court)}_{designation}+{label_part}-{when:%Y%m%d%H%M%S}.{extension}"
+    return (
+        f"{company.court.state_abbreviation}-{_ascii(court)}_{designation}+{label_part}-{when:%Y%m%d%H%M%S}.{extension}"
+    )
 
 
 def simple_pdf(title: str, lines: list[str]) -> bytes:
@@ -187,7 +203,9 @@ def zipped_document(company: Company, filing: Filing) -> bytes:
     stamp = datetime.combine(filing.filed, datetime.min.time())
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        info = zipfile.ZipInfo(portal_filename(company, filing.label, stamp, extension), date_time=stamp.timetuple()[:6])
+        info = zipfile.ZipInfo(
+            portal_filename(company, filing.label, stamp, extension), date_time=stamp.timetuple()[:6]
+        )
         archive.writestr(info, content, compress_type=zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
 

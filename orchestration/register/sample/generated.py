@@ -28,23 +28,57 @@ STREET_SUFFIXES = ("straße", "weg", "allee", "ring", "platz", "gasse")
 
 # Register courts with many companies weigh more. (code, weight)
 COURT_WEIGHTS = (
-    ("F1103", 14), ("D2601", 12), ("K1101", 10), ("M1201", 7), ("R3306", 7), ("R1101", 6),
-    ("B8534", 6), ("P2305", 5), ("U1308", 4), ("H1101", 3), ("R3101", 2), ("R2103", 1),
-    ("R2307", 1), ("D3101", 1), ("P2716", 1),
+    ("F1103", 14),
+    ("D2601", 12),
+    ("K1101", 10),
+    ("M1201", 7),
+    ("R3306", 7),
+    ("R1101", 6),
+    ("B8534", 6),
+    ("P2305", 5),
+    ("U1308", 4),
+    ("H1101", 3),
+    ("R3101", 2),
+    ("R2103", 1),
+    ("R2307", 1),
+    ("D3101", 1),
+    ("P2716", 1),
 )
 # Courts that write a letter after the number: "HRB 248040 B" (Berlin), "HRB 25052 HB" (Bremen).
 REGISTER_SUFFIXES = {"F1103": "B", "H1101": "HB"}
 
 # (legal form, register type, weight)
 LEGAL_FORM_WEIGHTS = (
-    ("GmbH", "HRB", 52), ("UG", "HRB", 8), ("AG", "HRB", 4), ("GmbH & Co. KG", "HRA", 12), ("KG", "HRA", 4),
-    ("OHG", "HRA", 2), ("e.K.", "HRA", 6), ("eG", "GnR", 3), ("e.V.", "VR", 6), ("PartG mbB", "PR", 3),
+    ("GmbH", "HRB", 52),
+    ("UG", "HRB", 8),
+    ("AG", "HRB", 4),
+    ("GmbH & Co. KG", "HRA", 12),
+    ("KG", "HRA", 4),
+    ("OHG", "HRA", 2),
+    ("e.K.", "HRA", 6),
+    ("eG", "GnR", 3),
+    ("e.V.", "VR", 6),
+    ("PartG mbB", "PR", 3),
 )
 NAME_ENDINGS = {
-    "GmbH": "GmbH", "UG": "UG (haftungsbeschränkt)", "AG": "AG", "GmbH & Co. KG": "GmbH & Co. KG",
-    "KG": "KG", "OHG": "OHG", "e.K.": "e.K.", "eG": "eG", "e.V.": "e.V.", "PartG mbB": "PartG mbB",
+    "GmbH": "GmbH",
+    "UG": "UG (haftungsbeschränkt)",
+    "AG": "AG",
+    "GmbH & Co. KG": "GmbH & Co. KG",
+    "KG": "KG",
+    "OHG": "OHG",
+    "e.K.": "e.K.",
+    "eG": "eG",
+    "e.V.": "e.V.",
+    "PartG mbB": "PartG mbB",
 }
-NUMBER_RANGES = {"HRB": (1000, 299_999), "HRA": (100, 125_000), "GnR": (1, 1_800), "VR": (100, 40_000), "PR": (100, 3_500)}
+NUMBER_RANGES = {
+    "HRB": (1000, 299_999),
+    "HRA": (100, 125_000),
+    "GnR": (1, 1_800),
+    "VR": (100, 40_000),
+    "PR": (100, 3_500),
+}
 SI_VERSIONS = (("3.3.1", 55), ("3.5.1", 30), ("1.x", 15))
 
 # Line of business -> object of the company, as the register states it.
@@ -72,16 +106,75 @@ INDUSTRIES = {
     "Werbetechnik": "die Herstellung von Werbeanlagen und Beschriftungen",
     "Autohaus": "der Handel mit Kraftfahrzeugen und deren Reparatur",
 }
-FANTASY_PREFIXES = ("Nord", "Süd", "West", "Ost", "Alpen", "Rhein", "Elb", "Main", "Isar", "Hanse", "Spree",
-                    "Donau", "Taunus", "Harz", "Weser", "Mosel", "Ruhr", "Neckar", "Stern", "Sonnen")
-FANTASY_ROOTS = ("licht", "blick", "werk", "tec", "kraft", "feld", "haus", "data", "net", "quelle", "brücke",
-                 "hafen", "wind", "stein", "bogen")
-COOPERATIVES = ("Wohnungsbaugenossenschaft", "Raiffeisenbank", "Volksbank", "Energiegenossenschaft", "Einkaufsgenossenschaft")
-ASSOCIATIONS = ("Sportverein", "Förderverein", "Turnverein", "Kulturverein", "Heimatverein", "Schützenverein", "Musikverein")
+FANTASY_PREFIXES = (
+    "Nord",
+    "Süd",
+    "West",
+    "Ost",
+    "Alpen",
+    "Rhein",
+    "Elb",
+    "Main",
+    "Isar",
+    "Hanse",
+    "Spree",
+    "Donau",
+    "Taunus",
+    "Harz",
+    "Weser",
+    "Mosel",
+    "Ruhr",
+    "Neckar",
+    "Stern",
+    "Sonnen",
+)
+FANTASY_ROOTS = (
+    "licht",
+    "blick",
+    "werk",
+    "tec",
+    "kraft",
+    "feld",
+    "haus",
+    "data",
+    "net",
+    "quelle",
+    "brücke",
+    "hafen",
+    "wind",
+    "stein",
+    "bogen",
+)
+COOPERATIVES = (
+    "Wohnungsbaugenossenschaft",
+    "Raiffeisenbank",
+    "Volksbank",
+    "Energiegenossenschaft",
+    "Einkaufsgenossenschaft",
+)
+ASSOCIATIONS = (
+    "Sportverein",
+    "Förderverein",
+    "Turnverein",
+    "Kulturverein",
+    "Heimatverein",
+    "Schützenverein",
+    "Musikverein",
+)
 PROFESSIONS = ("Rechtsanwälte", "Steuerberater", "Architekten", "Wirtschaftsprüfer", "Ingenieure")
 
-GMBH_CAPITAL = ((25_000, 60), (50_000, 10), (100_000, 8), (30_000, 5), (26_000, 3), (250_000, 4), (500_000, 3),
-                (1_000_000, 2), (Decimal("25564.59"), 3), (Decimal("51129.19"), 2))
+GMBH_CAPITAL = (
+    (25_000, 60),
+    (50_000, 10),
+    (100_000, 8),
+    (30_000, 5),
+    (26_000, 3),
+    (250_000, 4),
+    (500_000, 3),
+    (1_000_000, 2),
+    (Decimal("25564.59"), 3),
+    (Decimal("51129.19"), 2),
+)
 UG_CAPITAL = ((1, 5), (100, 10), (500, 20), (1_000, 30), (1_500, 10), (2_500, 15), (5_000, 10))
 AG_CAPITAL = ((50_000, 30), (100_000, 30), (500_000, 20), (1_000_000, 15), (5_000_000, 5))
 
@@ -99,7 +192,11 @@ GENERAL_REPRESENTATION = {
     "PartG mbB": "Jeder Partner vertritt die Partnerschaft allein.",
 }
 GENERAL_REPRESENTATION.update(
-    {"UG": GENERAL_REPRESENTATION["GmbH"], "GmbH & Co. KG": GENERAL_REPRESENTATION["KG"], "OHG": GENERAL_REPRESENTATION["KG"]}
+    {
+        "UG": GENERAL_REPRESENTATION["GmbH"],
+        "GmbH & Co. KG": GENERAL_REPRESENTATION["KG"],
+        "OHG": GENERAL_REPRESENTATION["KG"],
+    }
 )
 
 
@@ -158,7 +255,10 @@ def generate_companies(seed: int, count: int, *, taken: set[tuple[str, str, str]
         earlier = ()
         if rng.random() < 0.1:
             earlier = tuple(
-                (_company_name(rng, legal_form, register_court.seat), rng.choice((register_court.seat, rng.choice(CITIES))))
+                (
+                    _company_name(rng, legal_form, register_court.seat),
+                    rng.choice((register_court.seat, rng.choice(CITIES))),
+                )
                 for _ in range(rng.choice((1, 1, 2)))
             )
         capital = None
@@ -214,7 +314,9 @@ def _officers(rng: random.Random, company: Company) -> list[Officer]:
     if form in ("GmbH", "UG"):
         managers = [_person(rng, "086", seat) for _ in range(rng.choice((1, 1, 1, 2, 2, 3)))]
         if len(managers) == 1 and rng.random() < 0.5:
-            managers[0] = managers[0].model_copy(update={"representation": "einzelvertretungsberechtigt", "exempt_181": True})
+            managers[0] = managers[0].model_copy(
+                update={"representation": "einzelvertretungsberechtigt", "exempt_181": True}
+            )
         return managers + [_person(rng, "285", seat) for _ in range(rng.choice((0, 0, 0, 1, 2)))]
     if form in ("AG", "eG", "e.V."):
         return [_person(rng, "194", seat) for _ in range(rng.randint(2, 4))]
@@ -227,7 +329,12 @@ def _officers(rng: random.Random, company: Company) -> list[Officer]:
         else:
             general = _person(rng, "252", seat)
         limited = [
-            _person(rng, "275", seat, liability_amount=Money(amount=f"{rng.choice((1000, 5000, 10000, 25000, 100000))}.00", currency="EUR"))
+            _person(
+                rng,
+                "275",
+                seat,
+                liability_amount=Money(amount=f"{rng.choice((1000, 5000, 10000, 25000, 100000))}.00", currency="EUR"),
+            )
             for _ in range(rng.randint(1, 3))
         ]
         return [general, *limited]

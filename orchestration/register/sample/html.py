@@ -27,7 +27,11 @@ SELECT_UPDATES = f"{DETAILS_PANEL} {TREE} {INFOBOX}"
 # The format radio: "false" the original file (PDF or TIFF), "true" a ZIP.
 FORMAT_OPTIONS = (("false", "Originaldokument (PDF/TIFF)"), ("true", "ZIP-Datei"))
 # Labels of the keyword options and their values (schlagwortOptionen).
-KEYWORD_OPTIONS = (("1", "contain all keywords"), ("2", "contain at least one keyword"), ("3", "contain the exact name of the company"))
+KEYWORD_OPTIONS = (
+    ("1", "contain all keywords"),
+    ("2", "contain at least one keyword"),
+    ("3", "contain the exact name of the company"),
+)
 RESULTS_PER_PAGE = (10, 25, 50, 100)
 # Kinds whose link downloads at once; the others open a page (property Global.Dokumentart.*).
 DOWNLOAD_KINDS = frozenset({"AD", "CD", "HD", "SI"})
@@ -79,8 +83,13 @@ def _navigation(action: str, ids: PageIds) -> str:
     )
     items = "".join(
         '<li class="ui-menuitem ui-widget ui-corner-all" role="menuitem">'
-        + _submit_link("naviForm", f"naviForm:{name}", f'<span class="ui-menuitem-text"><span>{label}</span></span>',
-                       {"target": name}, "ui-menuitem-link ui-corner-all rpNavMainMenuItem")
+        + _submit_link(
+            "naviForm",
+            f"naviForm:{name}",
+            f'<span class="ui-menuitem-text"><span>{label}</span></span>',
+            {"target": name},
+            "ui-menuitem-link ui-corner-all rpNavMainMenuItem",
+        )
         + "</li>"
         for name, label in links
     )
@@ -112,7 +121,8 @@ def welcome_page(ids: PageIds) -> str:
 
 def _select(component: str, options: list[tuple[str, str]], selected: str = "", form_id: str = "form") -> str:
     rendered = "".join(
-        f'<option value="{escape(v)}"{" selected" if v == selected else ""}>{escape(label)}</option>' for v, label in options
+        f'<option value="{escape(v)}"{" selected" if v == selected else ""}>{escape(label)}</option>'
+        for v, label in options
     )
     return (
         f'<div id="{form_id}:{component}" class="ui-selectonemenu ui-widget ui-state-default ui-corner-all">'
@@ -129,7 +139,7 @@ def _radio_cells(
     return "".join(
         f'<td><div class="ui-radiobutton ui-widget"><div class="ui-helper-hidden-accessible">'
         f'<input id="{name}:{i}" name="{name}" type="radio" value="{value}"'
-        f'{" checked" if value == checked else ""}{off if value in disabled else ""}></div></div>'
+        f"{' checked' if value == checked else ''}{off if value in disabled else ''}></div></div>"
         f'<label for="{name}:{i}"{off_label if value in disabled else ""}>{label}</label></td>'
         for i, (value, label) in enumerate(options)
     )
@@ -153,7 +163,6 @@ def messages(component_id: str, errors: Iterable[tuple[str, str]] = ()) -> str:
     return f'<div id="{component_id}" class="ui-messages ui-widget" aria-live="polite">{box}</div>'
 
 
-
 def search_page(ids: PageIds, cid: int, courts: list[Court], errors: Iterable[tuple[str, str]] = ()) -> str:
     radios = _radio_cells("form:schlagwortOptionen", KEYWORD_OPTIONS, checked=KEYWORD_OPTIONS[0][0])
     register_types = [("", "- all -")] + [(t, t) for t in ("HRA", "HRB", "GnR", "PR", "VR")]
@@ -175,11 +184,16 @@ def search_page(ids: PageIds, cid: int, courts: list[Court], errors: Iterable[tu
         '<input id="form:registerNummer" name="form:registerNummer" type="text" class="ui-inputfield ui-inputtext ui-widget">\n'
         f'<label for="form:registergericht_input">Register court</label>{_select("registergericht", court_options)}\n'
         f'<label for="form:ergebnisseProSeite_input">Results per page</label>'
-        f'{_select("ergebnisseProSeite", [(str(n), str(n)) for n in RESULTS_PER_PAGE], "10")}\n'
+        f"{_select('ergebnisseProSeite', [(str(n), str(n)) for n in RESULTS_PER_PAGE], '10')}\n"
         '<button id="form:btnSuche" name="form:btnSuche" class="ui-button ui-widget ui-state-default ui-corner-all '
         'ui-button-text-only" type="submit"><span class="ui-button-text ui-c">Find</span></button>\n'
     )
-    return layout("Advanced search", f"/rp_web/erweitertesuche/welcome.xhtml?cid={cid}", ids, _form("form", f"/rp_web/erweitertesuche/welcome.xhtml?cid={cid}", ids, body))
+    return layout(
+        "Advanced search",
+        f"/rp_web/erweitertesuche/welcome.xhtml?cid={cid}",
+        ids,
+        _form("form", f"/rp_web/erweitertesuche/welcome.xhtml?cid={cid}", ids, body),
+    )
 
 
 # ----------------------------------------------------------------------------- results
@@ -196,13 +210,20 @@ def _result_row(ids: PageIds, index: int, company: Company) -> str:
         label = f'<span class="underlinedText">{escape(kind)}</span>'
         if kind == "HD" and not company.deleted:
             # Like the portal: no historical printout for most current entries, shown without a link.
-            links.append(f'<span id="{RESULTS_TABLE}:{index}:{ids.idt(14)}:{k}:fade2_" class="dokumentList notUnderlinedText">HD</span>')
+            links.append(
+                f'<span id="{RESULTS_TABLE}:{index}:{ids.idt(14)}:{k}:fade2_" class="dokumentList notUnderlinedText">HD</span>'
+            )
         elif kind in DOWNLOAD_KINDS:
             links.append(_submit_link("ergebnissForm", link_id(ids, index, k, kind), label, css="dokumentList"))
         else:
             links.append(
-                _submit_link("ergebnissForm", link_id(ids, index, k, kind), label,
-                             {"property2": "", "property": f"Global.Dokumentart.{kind}"}, "dokumentList")
+                _submit_link(
+                    "ergebnissForm",
+                    link_id(ids, index, k, kind),
+                    label,
+                    {"property2": "", "property": f"Global.Dokumentart.{kind}"},
+                    "dokumentList",
+                )
             )
     earlier = ""
     if company.earlier_names:
@@ -252,7 +273,9 @@ def results_page(ids: PageIds, cid: int, shown: list[Company], total: int, per_p
         f'<span class="ui-column-title">{h}</span></th>'
         for i, h in enumerate(("State", "Court", "Type of register", "Register number", "Registered office", "Status"))
     )
-    options = "".join(f'<option value="{n}"{" selected" if n == per_page else ""}>{n}</option>' for n in RESULTS_PER_PAGE)
+    options = "".join(
+        f'<option value="{n}"{" selected" if n == per_page else ""}>{n}</option>' for n in RESULTS_PER_PAGE
+    )
     table = (
         '<div id="ergebnissForm:messages" class="ui-messages ui-widget" aria-live="polite"></div>'
         f'<div id="{RESULTS_TABLE}" class="ui-datatable ui-widget borderless tabelshadow">'
@@ -352,7 +375,12 @@ def infobox(ids: PageIds, action: str, errors: Iterable[tuple[str, str]] = ()) -
 
 
 def document_page(
-    ids: PageIds, action: str, root: TreeNode, expanded: frozenset[str], selected: TreeNode | None, zip_only: bool,
+    ids: PageIds,
+    action: str,
+    root: TreeNode,
+    expanded: frozenset[str],
+    selected: TreeNode | None,
+    zip_only: bool,
     errors: Iterable[tuple[str, str]] = (),
 ) -> str:
     body = tree(root, expanded, selected.row_key if selected else None) + details_panel(ids, selected, zip_only) + "\n"
@@ -416,7 +444,7 @@ def _announcement_fields(ids: PageIds, courts: list[Court], states: dict[str, st
         calendar
         + f'<label for="{f}:land_input">State</label>{_select("land", [("", "- all -"), *states.items()], form_id=f)}\n'
         + f'<label for="{f}:registergericht_input">Register court</label>'
-        + f'{_select("registergericht", [("", "- all -")] + [(c.code, c.name) for c in courts], form_id=f)}\n'
+        + f"{_select('registergericht', [('', '- all -')] + [(c.code, c.name) for c in courts], form_id=f)}\n"
         + f'<label for="{f}:sitz">Registered office</label><input id="{f}:sitz" name="{f}:sitz" type="text" class="ui-inputfield">\n'
         + f'<label for="{f}:kategorie_input">Category</label>{_select("kategorie", [("", "- all -"), *categories.items()], form_id=f)}\n'
         + f'<button id="{f}:rrbSuche" name="{f}:rrbSuche" class="ui-button ui-widget ui-state-default ui-corner-all ui-button-text-only" '
@@ -425,8 +453,12 @@ def _announcement_fields(ids: PageIds, courts: list[Court], states: dict[str, st
 
 
 def announcements_page(
-    ids: PageIds, courts: list[Court], states: dict[str, str], categories: dict[str, str],
-    found: list | None = None, errors: Iterable[tuple[str, str]] = (),
+    ids: PageIds,
+    courts: list[Court],
+    states: dict[str, str],
+    categories: dict[str, str],
+    found: list | None = None,
+    errors: Iterable[tuple[str, str]] = (),
 ) -> str:
     """The announcements search; with ``found``, its results as the portal lists them (a data list by date)."""
     f = ANNOUNCEMENTS_FORM

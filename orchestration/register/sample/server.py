@@ -30,8 +30,14 @@ def _config(
     )
 
 
-def serve(port: int, *, host: str = "127.0.0.1", samples_dir: Path | None = None, seed: int = DEFAULT_SEED,
-          generated: int = DEFAULT_GENERATED_COUNT) -> None:
+def serve(
+    port: int,
+    *,
+    host: str = "127.0.0.1",
+    samples_dir: Path | None = None,
+    seed: int = DEFAULT_SEED,
+    generated: int = DEFAULT_GENERATED_COUNT,
+) -> None:
     """Serve until interrupted."""
     server = uvicorn.Server(_config(port, host, samples_dir, seed, generated))
     log.info("sample register on http://%s:%d", host, port)
