@@ -189,7 +189,10 @@ def load_shareholders(
     for column in ("nominal_total", "percentage"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
     for column in ("entity_id", "linked_entity_id"):
-        frame[column] = frame[column].map(lambda value: None if value is None else str(value))
+        # Object columns of str or None: pandas 3 would otherwise store a missing link as NaN.
+        frame[column] = pd.Series(
+            [None if pd.isna(value) else str(value) for value in frame[column]], index=frame.index, dtype=object
+        )
     return frame
 
 
