@@ -6,6 +6,7 @@ the Backfills page, and a parser change is one backfill over them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator, Sequence
 from typing import Any
 
@@ -17,15 +18,24 @@ from assets.batch import BatchCheck, run_checks, work_batch
 from orchestration import queue
 from orchestration.courts import CourtSummary, register_courts, run_by_court
 from orchestration.reparse import ReparseCourt, reparse_court
+from orchestration.settings import get_settings
 from orchestration.worker import BatchAborted, BatchReport, Stage
 
 register_court_partitions_def = dg.StaticPartitionsDefinition(list(register_courts()))
 
-# One backfill run re-parses up to this many courts, so a backfill over all of them takes 11 runs:
-# few enough that the start-up of a run (seconds of CPU) stays small against its work, enough to
-# keep the run workers busy.
-COURTS_PER_BACKFILL_RUN = 16
-court_backfill_policy = dg.BackfillPolicy.multi_run(max_partitions_per_run=COURTS_PER_BACKFILL_RUN)
+
+def courts_per_backfill_run(run_workers: int) -> int:
+    """Courts one backfill run re-parses at most: a backfill of every court makes two runs per
+    run worker the run queue starts at once (8 with the default 4). Each run starts a process
+    that loads the code (seconds of CPU) and waits for the run queue, so few runs keep that cost
+    small against the work; two per worker let a worker whose courts were small take another run
+    while a large court keeps the other busy."""
+    return math.ceil(len(register_courts()) / (2 * run_workers))
+
+
+court_backfill_policy = dg.BackfillPolicy.multi_run(
+    max_partitions_per_run=courts_per_backfill_run(get_settings().max_concurrent_runs)
+)
 
 
 def court_metadata(summary: CourtSummary, extra: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import itertools
 import os
+import random
 import resource
 import socket
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, make_url
 
+from orchestration.courts import register_courts
 from orchestration.db import embedded
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import upgrade
@@ -56,37 +58,69 @@ def template_records() -> list[CompanyRecord]:
     return [parse_si(path.read_bytes()) for path in sorted(SAMPLES_DIR.glob("*.xml"))]
 
 
-# A register number no clone gets (clones have six digits), written once per template and version.
+# A register number no clone gets (clones have six digits), and a court no clone is filed at,
+# each written once per template and version and replaced in every copy.
 PLACEHOLDER_NUMBER = "9876543"
+PLACEHOLDER_COURT = ("X0000", "Amtsgericht Platzhalter")
+
+
+def register_court_shares() -> dict[str, float]:
+    """A synthetic share of the register per court, for a corpus spread like a register.
+
+    Shares fall off as a power law (exponent 0.6) over the 173 courts in a fixed shuffled order:
+    the largest court holds 5.6 %, the smallest 0.25 %, and large courts sit anywhere in the
+    partition order. The register publishes no counts per court that this project holds; what
+    matters here is that every court holds some companies and a few hold many.
+    """
+    courts = list(register_courts())
+    random.Random(2026).shuffle(courts)
+    weights = [(rank + 1) ** -0.6 for rank in range(len(courts))]
+    total = sum(weights)
+    return {court: weight / total for court, weight in zip(courts, weights)}
 
 
 def iter_cloned_documents(
-    count: int, versions: tuple[str, ...] = ("3.3.1", "3.5.1", "1.x"), *, max_bytes: int | None = None
+    count: int,
+    versions: tuple[str, ...] = ("3.3.1", "3.5.1", "1.x"),
+    *,
+    max_bytes: int | None = None,
+    spread_over_courts: bool = False,
 ) -> Iterator[tuple[CompanyRecord, bytes]]:
     """``count`` SI documents of distinct companies: the samples with register numbers 100000 + i.
 
     Each template is written once per version with a placeholder number that every copy
     replaces: writing a document takes milliseconds, a replace microseconds. Templates whose
-    documents exceed ``max_bytes`` are left out.
+    documents exceed ``max_bytes`` are left out. The companies are filed at their sample's court,
+    or, with ``spread_over_courts``, at courts drawn by ``register_court_shares``.
     """
-    placeholder = PLACEHOLDER_NUMBER.encode()
+    courts = register_courts()
+    shares = register_court_shares()
+    filed_at = random.Random(count).choices(list(shares), weights=list(shares.values()), k=count)
+    placeholders = [PLACEHOLDER_NUMBER.encode(), *(p.encode() for p in PLACEHOLDER_COURT)]
     written: list[tuple[CompanyRecord, dict[str, bytes]]] = []
     for template in template_records():
-        record = template.model_copy(
-            update={"register": template.register.model_copy(update={"number": PLACEHOLDER_NUMBER, "suffix": None})}
-        )
+        register = template.register.model_copy(update={"number": PLACEHOLDER_NUMBER, "suffix": None})
+        if spread_over_courts:
+            register = register.model_copy(
+                update={"court_code": PLACEHOLDER_COURT[0], "court_name": PLACEHOLDER_COURT[1]}
+            )
+        record = template.model_copy(update={"register": register})
         by_version = {version: write_si(record, version) for version in versions}
-        if any(content.count(placeholder) != 1 for content in by_version.values()):
+        if any(content.count(placeholders[0]) != 1 for content in by_version.values()):
             raise ValueError(f"the register number of {template.name} is not written exactly once")
         if max_bytes is None or max(map(len, by_version.values())) <= max_bytes:
             written.append((record, by_version))
     for i in range(count):
         record, by_version = written[i % len(written)]
+        content = by_version[versions[i % len(versions)]]
         number = str(100000 + i)
-        yield (
-            record.model_copy(update={"register": record.register.model_copy(update={"number": number})}),
-            by_version[versions[i % len(versions)]].replace(placeholder, number.encode()),
-        )
+        update = {"number": number}
+        content = content.replace(placeholders[0], number.encode())
+        if spread_over_courts:
+            court = filed_at[i]
+            update |= {"court_code": court, "court_name": courts[court]}
+            content = content.replace(placeholders[1], court.encode()).replace(placeholders[2], courts[court].encode())
+        yield record.model_copy(update={"register": record.register.model_copy(update=update)}), content
 
 
 def cloned_documents(

@@ -25,7 +25,7 @@ BACKFILL_STATUS = """
 query Backfill($backfillId: String!) {
   partitionBackfillOrError(backfillId: $backfillId) {
     __typename
-    ... on PartitionBackfill { status numPartitions timestamp endTimestamp runs { runId } }
+    ... on PartitionBackfill { status numPartitions timestamp endTimestamp runs { runId startTime endTime } }
     ... on PythonError { message }
   }
 }
@@ -43,8 +43,10 @@ class BackfillStatus:
     status: str
     partitions: int
     runs: int
-    started_at: float
-    ended_at: float | None
+    started_at: float  # when it was launched
+    ended_at: float | None  # when the daemon marked it finished
+    first_run_started_at: float | None = None
+    last_run_ended_at: float | None = None
 
     @property
     def finished(self) -> bool:
@@ -96,10 +98,14 @@ def backfill_status(webserver_url: str, backfill_id: str) -> BackfillStatus:
     backfill = _graphql(webserver_url, BACKFILL_STATUS, {"backfillId": backfill_id})["partitionBackfillOrError"]
     if backfill["__typename"] != "PartitionBackfill":
         raise BackfillError(f"backfill {backfill_id}: {backfill.get('message', backfill['__typename'])}")
+    starts = [run["startTime"] for run in backfill["runs"] if run["startTime"] is not None]
+    ends = [run["endTime"] for run in backfill["runs"] if run["endTime"] is not None]
     return BackfillStatus(
         backfill["status"],
         backfill["numPartitions"],
         len(backfill["runs"]),
         backfill["timestamp"],
         backfill["endTimestamp"],
+        min(starts, default=None),
+        max(ends, default=None),
     )

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
 import assets.company_records
+import assets.shareholders
 import orchestration.stages.parsing
 from orchestration import queue
 from orchestration.definitions import build_definitions
@@ -22,8 +23,8 @@ from orchestration.documents import DocumentStore
 from orchestration.reparse import ReparseScope, enqueue_reparse
 from orchestration.revisions import record_as_of
 from orchestration.settings import get_settings
-from orchestration.shareholders.parse import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.shareholders.samples import generate_list
+from orchestration.shareholders.version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION, parse_si
@@ -397,10 +398,11 @@ def test_claims_after_a_bulk_reparse_look_up_each_candidates_entity(engine):
     assert "processing_jobs_entity_idx" in plan, plan
 
 
-def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engine, store):
-    """Shareholder lists are partitioned by court too: a run for a court re-reads its stored
-    lists with the current reader, writes no new list revision when nothing changed, and finds
-    nothing to do the second time."""
+def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engine, store, monkeypatch):
+    """Shareholder lists are partitioned by court too: the upload's job carries the reader's
+    version, so a run for the court finds nothing to do; after a new reader version it re-reads
+    the stored lists, writes no new list revision when nothing changed, and finds nothing to do
+    the second time."""
     listed = generate_list(5, company_name="Muster GmbH", capital=Decimal("25000"), layout="per_share", form="text_pdf")
     with engine.begin() as conn:
         entity_id = str(
@@ -431,14 +433,16 @@ def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engin
     (materialization,) = first.asset_materializations_for_node("shareholders")
     assert (materialization.partition, materialization.metadata["revisions_written"].value) == ("D2601", 1)
 
+    unchanged = run(partition_key="D2601")  # the same reader has read every list of the court
+    (materialization,) = unchanged.asset_materializations_for_node("shareholders")
+    assert materialization.metadata["records"].value == 0
+
+    next_version = f"{SHAREHOLDER_READER_VERSION}-next"
+    monkeypatch.setattr(assets.shareholders, "SHAREHOLDER_READER_VERSION", next_version)
     reread = run(partition_key="D2601")
     (materialization,) = reread.asset_materializations_for_node("shareholders")
     metadata = {key: value.value for key, value in materialization.metadata.items()}
-    assert (metadata["records"], metadata["revisions_written"], metadata["parser_version"]) == (
-        1,
-        0,
-        SHAREHOLDER_READER_VERSION,
-    )
+    assert (metadata["records"], metadata["revisions_written"], metadata["parser_version"]) == (1, 0, next_version)
     with engine.connect() as conn:
         jobs = conn.execute(
             sa.text("""
@@ -447,8 +451,8 @@ def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engin
         ).all()
         lists = conn.execute(sa.text("SELECT count(*) FROM content.shareholder_lists")).scalar_one()
     assert [(j.trigger, j.parser_version, j.status) for j in jobs] == [
-        ("automatic", None, "completed"),
-        ("parser_change", SHAREHOLDER_READER_VERSION, "completed"),
+        ("automatic", SHAREHOLDER_READER_VERSION, "completed"),
+        ("parser_change", next_version, "completed"),
     ]
     assert jobs[1].raw_document_id == document_id and jobs[1].previous_job_id is not None
     assert lists == 1

@@ -12,7 +12,6 @@ finished court again writes nothing. The Backfills page shows the backfill with 
 
 from __future__ import annotations
 
-import math
 import re
 import shutil
 import time
@@ -27,7 +26,7 @@ from dagster._core.definitions.data_version import CODE_VERSION_TAG
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
 
-from assets.partitions import COURTS_PER_BACKFILL_RUN
+from assets.partitions import courts_per_backfill_run
 from database_helpers import clear_process_caches, fresh_database
 from orchestration import devstack
 from orchestration.cli import main
@@ -239,7 +238,7 @@ def all_courts_backfill(stack) -> dict:
     }
 
 
-def test_a_parser_change_is_a_backfill_over_every_court_in_tens_of_runs(stack, all_courts_backfill):
+def test_a_parser_change_is_a_backfill_over_every_court_in_two_runs_per_run_worker(stack, all_courts_backfill):
     stack, engine, _ = stack
     node = all_courts_backfill["node_before"]
     # Before: the court partition shows as unsynced, for the parser version; the UI would launch
@@ -249,7 +248,8 @@ def test_a_parser_change_is_a_backfill_over_every_court_in_tens_of_runs(stack, a
     assert node["jobNames"][0].startswith("__ASSET_JOB")
     keys = node["partitionKeysByDimension"][0]["partitionKeys"]
     assert keys == list(register_courts()) and len(keys) == 173
-    assert node["backfillPolicy"]["maxPartitionsPerRun"] == COURTS_PER_BACKFILL_RUN
+    run_workers = Settings().max_concurrent_runs
+    assert node["backfillPolicy"]["maxPartitionsPerRun"] == courts_per_backfill_run(run_workers)
 
     backfill = all_courts_backfill["backfill"]
     assert backfill["status"] == "COMPLETED_SUCCESS"
@@ -259,7 +259,7 @@ def test_a_parser_change_is_a_backfill_over_every_court_in_tens_of_runs(stack, a
         "numPartitionsFailed": 0,
     }
     runs = backfill["runs"]
-    assert len(runs) == math.ceil(173 / COURTS_PER_BACKFILL_RUN)  # tens of runs, not one per court
+    assert len(runs) == 2 * run_workers  # two runs per run worker, not one per court
     assert {run["status"] for run in runs} == {"SUCCESS"}
 
     reparses = [job for job in job_rows(engine, "xml_parsing") if job.trigger == "parser_change"]

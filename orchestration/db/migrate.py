@@ -55,13 +55,15 @@ def current_revision(engine: Engine) -> str | None:
 
 
 def sync_job_types(connection: sa.Connection, settings: Settings) -> None:
-    """Write what the code decides into processing.job_types: parser version and batch sizes."""
+    """Write what the code decides into processing.job_types: parser versions and batch sizes."""
+    from orchestration.shareholders.version import PARSER_VERSION as READER_VERSION
     from orchestration.xjustiz.version import PARSER_VERSION
 
-    connection.execute(
-        sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
-        {"v": PARSER_VERSION},
-    )
+    for job_type, version in (("xml_parsing", PARSER_VERSION), ("shareholder_parsing", READER_VERSION)):
+        connection.execute(
+            sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = :type"),
+            {"v": version, "type": job_type},
+        )
     for job_type, size in settings.batch_sizes.items():
         updated = connection.execute(
             sa.text("UPDATE processing.job_types SET batch_size = :size WHERE type = :type"),

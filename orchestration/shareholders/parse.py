@@ -20,9 +20,6 @@ from orchestration.shareholders.pages import read_pages
 from orchestration.shareholders.tables import Table, read_tables
 from orchestration.shareholders.validation import validate
 
-# Bump when parsed output changes, so a parser-change backfill re-parses stored lists.
-PARSER_VERSION = "2.0.0"
-
 Method = Literal["auto", "rules", "llm"]
 METHODS: tuple[str, ...] = get_args(Method)
 
