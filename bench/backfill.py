@@ -31,7 +31,8 @@ Last line: one JSON object with entities, wall_s (both backfills), runs_launched
 of both), entities_per_s, parser_only_per_s, ratio, revisions_written_noop,
 revisions_written_changed, expected_changed, peak_rss_mb (the largest of this process, the
 webserver, the daemon and every run worker), run_workers, dagster_backfill_id (of the second),
-partitions, backfill_status and launch_phase.
+partitions, backfill_status, launch_phase, and runs_ratio: the ratio over the time from the first
+run's start to the last run's end, which leaves out the waits for the daemon's looks.
 
     .venv/bin/python -m bench.backfill                       # 100,000 entities, 2 run workers
     BENCH_ENTITIES=10000 BENCH_RUN_WORKERS=1 .venv/bin/python -m bench.backfill
@@ -274,6 +275,7 @@ class Bench:
             )
         return {
             "seconds": seconds,
+            "runs_seconds": status.last_run_ended_at - status.first_run_started_at,
             "written": written,
             "runs": status.runs,
             "id": backfill_id,
@@ -362,6 +364,9 @@ def main() -> None:
                 "entities_per_s": round(entities_per_s, 1),
                 "parser_only_per_s": round(parser_only_per_s, 1),
                 "ratio": round(entities_per_s / parser_only_per_s, 3),
+                "runs_ratio": round(
+                    2 * ENTITIES / (noop["runs_seconds"] + changed["runs_seconds"]) / parser_only_per_s, 3
+                ),
                 "revisions_written_noop": noop["written"],
                 "revisions_written_changed": changed["written"],
                 "expected_changed": len(range(0, ENTITIES, CHANGED_EVERY)),
