@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from orchestration.shareholders.columns import roles
-from orchestration.shareholders.page import Word
+from orchestration.shareholders.page import Page, Word
 from orchestration.shareholders.tables import Cell, Column, Table, TableLine
 
 COLUMN_WIDTH = 100.0
@@ -27,4 +27,5 @@ def table(headings: list[str], lines: list[list[str]], *, rows_ruled: bool = Tru
         ruled = rows_ruled and bool(texts[0])
         width = len(headings) * COLUMN_WIDTH
         built.append(TableLine(page=1, top=y, bottom=y + 10, cells=cells, rules_above=[(0.0, width)] if ruled else []))
-    return Table(columns=columns, lines=built)
+    page = Page(number=1, width=len(headings) * COLUMN_WIDTH, height=100.0 + len(lines) * 20, words=[], source="ocr")
+    return Table(columns=columns, lines=built, pages=[page])

@@ -31,8 +31,15 @@ def _entity(conn, name: str, register_number: str, *, court_name: str, suffix: s
     )
 
 
-def _list(*holders: Shareholder, capital: Decimal = CAPITAL) -> ShareholderList:
-    result = ShareholderList(shareholders=list(holders), total_nominal=CAPITAL, currency="EUR", method="rules")
+def _list(*holders: Shareholder, capital: Decimal = CAPITAL, ocr_fallback=None) -> ShareholderList:
+    result = ShareholderList(
+        shareholders=list(holders),
+        total_nominal=CAPITAL,
+        currency="EUR",
+        method="rules",
+        source="text_layer",
+        ocr_fallback=ocr_fallback,
+    )
     return result.model_copy(update={"validation": validate(result, capital)})
 
 
@@ -184,7 +191,10 @@ def test_the_newest_lists_by_review_status_with_what_to_look_at(engine):
         _store(conn, verified, checked)
         _store(conn, to_review, checked)
         list_id = _store(
-            conn, to_review, _list(*checked.shareholders, capital=Decimal("50000")), capital=Decimal("50000")
+            conn,
+            to_review,
+            _list(*checked.shareholders, capital=Decimal("50000"), ocr_fallback="not_better"),
+            capital=Decimal("50000"),
         )
         stored = conn.execute(
             sa.text("SELECT validation ->> 'status' FROM content.shareholder_lists WHERE id = :id"), {"id": list_id}
@@ -197,3 +207,5 @@ def test_the_newest_lists_by_review_status_with_what_to_look_at(engine):
     [entry] = summary["to_review"]
     assert (entry["list_id"], entry["entity_id"]) == (list_id, to_review)
     assert "nominal_sum_matches_capital" in entry["failed_checks"]
+    # read from the text layer; OCR of the rendered pages was tried and read no better
+    assert (entry["source"], entry["ocr_fallback"]) == ("text_layer", "not_better")

@@ -159,6 +159,9 @@ def test_cli_reports_a_capital_mismatch_with_the_list(tmp_path):
     assert validation["status"] == "needs_review"
     assert "review status: needs_review" in result.stderr
     assert "failed check nominal_sum_matches_capital" in result.stderr
+    # OCR of the rendered pages reads the same amounts, so the text layer's reading stays
+    assert (document["source"], document["ocr_fallback"]) == ("text_layer", "not_better")
+    assert "read from: text_layer (OCR fallback for the text layer: not_better)" in result.stderr
 
 
 def test_cli_shows_the_cells_a_person_should_look_at(samples_dir, tmp_path):

@@ -34,7 +34,7 @@ REVISIONS = sa.text("""
      ORDER BY r.id DESC
 """)
 CURRENT_LIST = sa.text("""
-    SELECT id, created_at, method, valid, validation, total_nominal, currency, capital
+    SELECT id, created_at, method, source, ocr_fallback, valid, validation, total_nominal, currency, capital
       FROM content.shareholder_lists WHERE entity_id = :entity_id ORDER BY id DESC LIMIT 1
 """)
 SHAREHOLDERS = sa.text("""
@@ -147,6 +147,8 @@ def entity_view(conn: sa.Connection, entity_id: uuid.UUID) -> dict[str, Any]:
             "list": shareholder_list.id,
             "created_at": shareholder_list.created_at,
             "method": shareholder_list.method,
+            "source": shareholder_list.source,
+            "ocr_fallback": shareholder_list.ocr_fallback,
             # Rules that did not hold mark the list for review; it is never shown as checked then.
             "review_status": "checked" if shareholder_list.valid else "needs review",
             "failed_checks": failed,
@@ -240,6 +242,11 @@ def _print(view: dict[str, Any]) -> None:
             f"list {holders['list']} of {holders['created_at']:%Y-%m-%d}, read by {holders['method']}: "
             f"{holders['review_status']}{' (' + failed + ')' if failed else ''}"
         )
+        if holders["source"]:
+            fallback = (
+                f", OCR fallback for the text layer: {holders['ocr_fallback']}" if holders["ocr_fallback"] else ""
+            )
+            click.echo(f"read from: {holders['source']}{fallback}")
         click.echo(
             format_table(
                 ("#", "shareholder", "kind", "nominal", "%"),

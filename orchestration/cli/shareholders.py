@@ -41,7 +41,8 @@ class _Capital(click.ParamType):
 )
 def parse_command(file: Path, capital: Decimal | None, method: str) -> None:
     """Print the shareholders of a list FILE (PDF, TIFF, PNG, JPEG) as JSON; its review status
-    (verified or needs_review), failed checks and low-confidence cells follow on stderr."""
+    (verified or needs_review), where it was read from, failed checks and low-confidence cells
+    follow on stderr."""
     try:
         content = file.read_bytes()
     except OSError as error:
@@ -53,6 +54,8 @@ def parse_command(file: Path, capital: Decimal | None, method: str) -> None:
     click.echo(result.model_dump_json(indent=2))
     validation = result.validation
     click.echo(f"review status: {validation.status}", err=True)
+    fallback = f" (OCR fallback for the text layer: {result.ocr_fallback})" if result.ocr_fallback else ""
+    click.echo(f"read from: {result.source}{fallback}", err=True)
     for check in validation.failed:
         click.echo(f"  failed check {check.name}: {check.message}", err=True)
     for cell in result.low_confidence_cells:

@@ -110,8 +110,20 @@ class Validation(BaseModel):
         return [check for check in self.checks if check.status == "failed"]
 
 
+Source = Literal["text_layer", "ocr", "mixed"]
+OcrFallback = Literal["used", "not_better", "failed"]
+
+
 class ShareholderList(ExtractedList):
     method: Literal["rules", "llm"]
+    source: Source = Field(
+        description="Where the table's words came from: the PDF's text layer, OCR of page images, or both."
+    )
+    ocr_fallback: OcrFallback | None = Field(
+        None,
+        description="A PDF's text layer that read as no verified list was read again by OCR of its rendered "
+        "pages: used (that reading was better), not_better, or failed; null when not tried.",
+    )
     validation: Validation = Field(default_factory=Validation)
 
 

@@ -1,8 +1,10 @@
 """From the bytes of a shareholder list to its pages: words with boxes, and ruling lines, upright.
 
 A PDF page's text layer is used when it holds real text (pdfplumber's words and lines); other PDF
-pages are rendered and read by OCR, as are TIFF, PNG and JPEG scans. Every file is untrusted: sizes are checked before any
-image is decoded, and anything the libraries cannot read is an ``invalid_file``.
+pages are rendered and read by OCR, as are TIFF, PNG and JPEG scans. A text layer that reads poorly
+(a scanner's own OCR) can be replaced by our OCR of the rendered pages (``read_by_ocr``). Every file
+is untrusted: sizes are checked before any image is decoded, and anything the libraries cannot read
+is an ``invalid_file``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import pdfplumber
 import pypdfium2
@@ -57,33 +60,52 @@ def _usable_text(text: str) -> bool:
     return sum(ch.isalnum() for ch in readable) >= MIN_TEXT_CHARS and len(readable) > len(text) / 2
 
 
-def _read_pdf(content: bytes) -> list[Page]:
-    pages: dict[int, Page] = {}
-    to_render: list[int] = []
-    # pdfminer raises a zoo of exception types on broken or hostile files; all mean the same here.
+@contextmanager
+def _broken_pdf_is_invalid() -> Iterator[None]:
+    """pdfminer raises a zoo of exception types on broken or hostile files; all mean the same here."""
     try:
-        with pdfplumber.open(io.BytesIO(content)) as pdf:
-            if not pdf.pages:
-                raise _invalid("the PDF has no pages")
-            if len(pdf.pages) > MAX_PAGES:
-                raise _invalid(f"the PDF has {len(pdf.pages)} pages, more than the limit of {MAX_PAGES}")
-            for index, page in enumerate(pdf.pages):
-                if max(page.width, page.height) > MAX_PAGE_POINTS:
-                    raise _invalid(f"page {index + 1} measures {page.width:.0f}×{page.height:.0f} pt")
-                text = page.extract_text() or ""
-                if _usable_text(text):
-                    pages[index] = _text_layer_page(page, index)
-                else:
-                    _check_images(page, index)
-                    to_render.append(index)
+        yield
     except JobError:
         raise
     except Exception as error:
         raise _invalid(f"broken PDF: {type(error).__name__}: {error}") from error
+
+
+def _read_pdf(content: bytes) -> list[Page]:
+    pages: dict[int, Page] = {}
+    to_render: list[int] = []
+    with _broken_pdf_is_invalid(), pdfplumber.open(io.BytesIO(content)) as pdf:
+        if not pdf.pages:
+            raise _invalid("the PDF has no pages")
+        if len(pdf.pages) > MAX_PAGES:
+            raise _invalid(f"the PDF has {len(pdf.pages)} pages, more than the limit of {MAX_PAGES}")
+        for index, page in enumerate(pdf.pages):
+            if max(page.width, page.height) > MAX_PAGE_POINTS:
+                raise _invalid(f"page {index + 1} measures {page.width:.0f}×{page.height:.0f} pt")
+            text = page.extract_text() or ""
+            if _usable_text(text):
+                pages[index] = _text_layer_page(page, index)
+            else:
+                _check_images(page, index)
+                to_render.append(index)
     if to_render:
         require_tesseract()
         pages.update(_ocr(_render(content, to_render)))
     return [pages[index] for index in sorted(pages)]
+
+
+def read_by_ocr(content: bytes, pages: list[Page]) -> list[Page]:
+    """The pages of a PDF as ``read_pages`` gave them, those it read from the text layer now read
+    by OCR of their rendered image; for a text layer that reads poorly, as a scanner's own OCR may."""
+    to_render = [page.number - 1 for page in pages if page.source == "text_layer"]
+    if not to_render:
+        return pages
+    with _broken_pdf_is_invalid(), pdfplumber.open(io.BytesIO(content)) as pdf:
+        for index in to_render:
+            _check_images(pdf.pages[index], index)
+    require_tesseract()
+    read = _ocr(_render(content, to_render))
+    return [read.get(page.number - 1, page) for page in pages]
 
 
 def _text_layer_page(page, index: int) -> Page:

@@ -3,6 +3,10 @@
 pages (``pages``: images or text layer, upright) → table (``tables``: cells with text and
 confidence) → shareholder rows (``rules``, or the LLM from the same cells) → checks
 (``validation``). Either method's result is judged by the same checks.
+
+A PDF's text layer is read first; when that reading does not verify, the rendered pages are read
+by our OCR as well (a scanner's own OCR layer may garble letters and lose digits), and the better
+reading is kept: verified over needs_review, else fewer failed checks, on a tie the text layer.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from orchestration.failures import FailureClass, JobError
 from orchestration.settings import Settings, get_settings
 from orchestration.shareholders import rules
 from orchestration.shareholders.llm import extract_with_llm
-from orchestration.shareholders.model import ExtractedList, ShareholderList, derived_percentage
-from orchestration.shareholders.pages import read_pages
+from orchestration.shareholders.model import ExtractedList, ShareholderList, Source, derived_percentage
+from orchestration.shareholders.page import Page
+from orchestration.shareholders.pages import read_by_ocr, read_pages
 from orchestration.shareholders.tables import Table, read_tables
 from orchestration.shareholders.validation import validate
 
@@ -37,9 +42,49 @@ def parse_shareholder_list(
 
     ``capital`` is the nominal capital from the parsed register data, checked against the list.
     ``method``: ``rules``; ``llm``; or ``auto``, which uses the rules and asks the LLM (when one is
-    configured) only if the rules find no table or a result that fails a check.
+    configured) only if the rules find no table or a result that fails a check. A PDF whose text
+    layer reads as no verified list is read again by OCR of its rendered pages (``ocr_fallback``).
     """
-    return extract_shareholders(read_tables(read_pages(content)), capital=capital, method=method, settings=settings)
+    pages = read_pages(content)
+
+    def read(pages: list[Page]) -> ShareholderList:
+        return extract_shareholders(read_tables(pages), capital=capital, method=method, settings=settings)
+
+    if not any(page.source == "text_layer" for page in pages):
+        return read(pages)
+    try:
+        by_text = read(pages)
+    except JobError as error:
+        if error.failure_class != FailureClass.PARSER_ERROR:
+            raise
+        log.info("the text layer reads as no list (%s); reading the rendered pages by OCR", error.message)
+        try:
+            by_ocr = read(read_by_ocr(content, pages))
+        except JobError as ocr_error:
+            if ocr_error.failure_class != FailureClass.PARSER_ERROR:
+                raise
+            raise JobError(
+                FailureClass.PARSER_ERROR,
+                f"{error.message} in the text layer; by OCR of the rendered pages: {ocr_error.message}",
+                source="shareholders",
+            ) from ocr_error
+        return by_ocr.model_copy(update={"ocr_fallback": "used"})
+    if by_text.validation.valid:
+        return by_text
+    log.info("the text layer's reading fails %s; reading the rendered pages by OCR", _failed_names(by_text))
+    try:
+        by_ocr = read(read_by_ocr(content, pages))
+    except JobError as error:
+        log.warning("OCR of the rendered pages failed, keeping the text layer's reading: %s", error)
+        return by_text.model_copy(update={"ocr_fallback": "failed"})
+    if by_ocr.validation.valid or len(by_ocr.validation.failed) < len(by_text.validation.failed):
+        return by_ocr.model_copy(update={"ocr_fallback": "used"})
+    log.info("the OCR reading fails %s; keeping the text layer's", _failed_names(by_ocr))
+    return by_text.model_copy(update={"ocr_fallback": "not_better"})
+
+
+def _failed_names(result: ShareholderList) -> str:
+    return ", ".join(check.name for check in result.validation.failed)
 
 
 def extract_shareholders(
@@ -52,21 +97,21 @@ def extract_shareholders(
     """Shareholders of a list's table, by rules or the LLM, checked."""
     settings = settings or get_settings()
     if method == "llm":
-        return _finish(_by_llm(_required(table), settings), "llm", capital)
+        table = _required(table)
+        return _finish(_by_llm(table, settings), "llm", table.source, capital)
     llm_configured = method == "auto" and bool(settings.llm_base_url) and table is not None
     try:
-        by_rules = _finish(rules.extract(table), "rules", capital)
+        by_rules = _finish(rules.extract(table), "rules", table.source, capital)
     except JobError as error:
         if not llm_configured or error.failure_class != FailureClass.PARSER_ERROR:
             raise
         log.info("rules read no shareholders (%s); asking the LLM", error.message)
-        return _finish(_by_llm(table, settings), "llm", capital)
+        return _finish(_by_llm(table, settings), "llm", table.source, capital)
     if by_rules.validation.valid or not llm_configured:
         return by_rules
-    failed = ", ".join(check.name for check in by_rules.validation.failed)
-    log.info("rules result fails %s; asking the LLM", failed)
+    log.info("rules result fails %s; asking the LLM", _failed_names(by_rules))
     try:
-        by_llm = _finish(_by_llm(table, settings), "llm", capital)
+        by_llm = _finish(_by_llm(table, settings), "llm", table.source, capital)
     except JobError as error:
         log.warning("LLM extraction failed, keeping the rules result: %s", error)
         return by_rules
@@ -85,7 +130,9 @@ def _required(table: Table | None) -> Table:
     return table
 
 
-def _finish(extracted: ExtractedList, method: Literal["rules", "llm"], capital: Decimal | None) -> ShareholderList:
+def _finish(
+    extracted: ExtractedList, method: Literal["rules", "llm"], source: Source, capital: Decimal | None
+) -> ShareholderList:
     """Derive percentages the list states only as "< 1 %" or not at all, then validate."""
     total = extracted.total_nominal or sum((holder.nominal_total for holder in extracted.shareholders), Decimal(0))
     states_percentages = any(h.percentage is not None or h.percentage_below_one for h in extracted.shareholders)
@@ -105,5 +152,6 @@ def _finish(extracted: ExtractedList, method: Literal["rules", "llm"], capital: 
         currency=extracted.currency,
         low_confidence_cells=extracted.low_confidence_cells,
         method=method,
+        source=source,
     )
     return completed.model_copy(update={"validation": validate(completed, capital)})

@@ -2,7 +2,9 @@
 
 A list is drawn from a seed (shareholders, shares, numbering, wording), typeset as a PDF with a
 text layer, and for scans rendered to images at 200 dpi with noise, some of them turned by
-90/180/270 degrees, and stored as an image-only PDF or a multi-page TIFF.
+90/180/270 degrees, and stored as an image-only PDF or a multi-page TIFF. On request (never drawn
+at random) a scan is stored as scanner software stores it: the page images with an invisible text
+layer of the software's own OCR, which misreads letters and digits (``scan_pdf_poor_text_layer``).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
+import pdfplumber
 import pypdfium2
 from faker import Faker
 from PIL import Image
 from reportlab.lib.pagesizes import A4, landscape
+from reportlab.lib.utils import ImageReader
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 
@@ -29,6 +33,11 @@ from orchestration.shareholders.validation import validate
 
 LAYOUTS = ("per_share", "ranges", "corporate", "english", "multipage")
 FORMS = ("text_pdf", "scan_pdf", "tiff")
+POOR_TEXT_LAYER = "scan_pdf_poor_text_layer"
+# What a scanner's OCR makes of a character, and how often: enough that no amount survives.
+MISREAD = {"0": "O", "1": "l", "2": "Z", "3": "8", "4": "A", "5": "S", "6": "G", "7": "1", "8": "B", "9": "g"}
+MISREAD |= {"e": "c", "n": "m", "i": "l", "a": "o", "u": "v", "r": "n", "%": "9", ",": ".", ".": ","}
+MISREAD_SHARE = 0.35
 SCAN_DPI = 200
 CENT = Decimal("0.01")
 
@@ -207,8 +216,8 @@ def generate_list(
     form = form or rng.choice(FORMS)
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; one of {', '.join(LAYOUTS)}")
-    if form not in FORMS:
-        raise ValueError(f"unknown form {form!r}; one of {', '.join(FORMS)}")
+    if form not in (*FORMS, POOR_TEXT_LAYER):
+        raise ValueError(f"unknown form {form!r}; one of {', '.join((*FORMS, POOR_TEXT_LAYER))}")
     capital = Decimal(str(capital)).quantize(CENT)
     if capital < 1:
         raise ValueError("capital must be at least 1")
@@ -217,16 +226,20 @@ def generate_list(
 
     document = _draw_document(rng, fake, layout, company_name, capital, currency, register)
     pdf = _typeset(document)
-    expected = _expected(document)
+    expected = _expected(document, form)
     slug = re.sub(r"[^A-Za-z0-9]+", "_", company_name).strip("_") or "Gesellschaft"
     if form == "text_pdf":
         return GeneratedList(
             pdf, "application/pdf", f"Gesellschafterliste_{slug}.pdf", expected, layout, form, pages=_page_count(pdf)
         )
     rotation = rng.choice((0, 0, 0, 90, 180, 270))
+    if form == POOR_TEXT_LAYER:
+        rotation = 0  # the scanner software turned the pages upright before its OCR
     pages = _scan(pdf, seed, rotation)
     if form == "scan_pdf":
         content, media_type, suffix = _images_to_pdf(pages, document.issued), "application/pdf", "pdf"
+    elif form == POOR_TEXT_LAYER:
+        content, media_type, suffix = _with_poor_text_layer(pages, pdf, rng), "application/pdf", "pdf"
     else:
         content, media_type, suffix = _images_to_tiff(pages), "image/tiff", "tif"
     return GeneratedList(
@@ -425,13 +438,16 @@ def _description(holder: Shareholder, wording: Wording) -> list[str]:
     ]
 
 
-def _expected(document: _Document) -> ShareholderList:
+def _expected(document: _Document, form: str) -> ShareholderList:
     extracted = ShareholderList(
         shareholders=[block.holder for block in document.blocks],
         total_nominal=document.capital,
         total_stated=True,  # every generated list prints its sum line
         currency=document.currency,
         method="rules",
+        source="text_layer" if form == "text_pdf" else "ocr",
+        # a poor text layer reads as no verified list, so its pages are read again by OCR
+        ocr_fallback="used" if form == POOR_TEXT_LAYER else None,
     )
     return extracted.model_copy(update={"validation": validate(extracted, document.capital)})
 
@@ -667,6 +683,35 @@ def _images_to_pdf(pages: list[Image.Image], issued: date) -> bytes:
         title="Scan",
     )
     return buffer.getvalue()
+
+
+def _with_poor_text_layer(pages: list[Image.Image], pdf: bytes, rng: random.Random) -> bytes:
+    """The scan as a PDF of its page images, each with an invisible text layer (render mode 3) of
+    the typeset words where they stand, a share of their characters misread."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, invariant=1)
+    with pdfplumber.open(io.BytesIO(pdf)) as typeset:
+        for image, page in zip(pages, typeset.pages, strict=True):
+            canvas.setPageSize((page.width, page.height))
+            jpeg = io.BytesIO()
+            image.save(jpeg, "JPEG", quality=60)
+            canvas.drawImage(ImageReader(jpeg), 0, 0, page.width, page.height)
+            text = canvas.beginText()
+            text.setTextRenderMode(3)
+            for word in page.extract_words():
+                size = word["bottom"] - word["top"]
+                text.setFont(FONT, size)
+                # pdfplumber's box runs from the font's ascent to its descent; the baseline is above the bottom
+                text.setTextOrigin(word["x0"], page.height - word["bottom"] + 0.22 * size)
+                text.textOut("".join(_misread(char, rng) for char in word["text"]))
+            canvas.drawText(text)
+            canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+def _misread(char: str, rng: random.Random) -> str:
+    return MISREAD[char] if char in MISREAD and rng.random() < MISREAD_SHARE else char
 
 
 def _images_to_tiff(pages: list[Image.Image]) -> bytes:

@@ -30,9 +30,10 @@ _LATEST_LIST = sa.text("""
 
 _INSERT_LIST = sa.text("""
     INSERT INTO content.shareholder_lists
-        (entity_id, raw_document_id, job_id, content_hash, method, total_nominal, currency, capital, validation, valid)
-    VALUES (:entity_id, :raw_document_id, :job_id, :content_hash, :method, :total_nominal, :currency, :capital,
-            CAST(:validation AS jsonb), :valid)
+        (entity_id, raw_document_id, job_id, content_hash, method, source, ocr_fallback, total_nominal, currency,
+         capital, validation, valid)
+    VALUES (:entity_id, :raw_document_id, :job_id, :content_hash, :method, :source, :ocr_fallback, :total_nominal,
+            :currency, :capital, CAST(:validation AS jsonb), :valid)
     RETURNING id
 """)
 
@@ -108,6 +109,8 @@ def store_shareholder_list(
             "job_id": job_id,
             "content_hash": content_hash,
             "method": result.method,
+            "source": result.source,
+            "ocr_fallback": result.ocr_fallback,
             "total_nominal": result.total_nominal,
             "currency": result.currency,
             "capital": capital,
@@ -197,7 +200,7 @@ def load_shareholders(
 
 
 _REVIEW = sa.text("""
-    SELECT DISTINCT ON (l.entity_id) l.entity_id, l.id, l.valid, l.validation
+    SELECT DISTINCT ON (l.entity_id) l.entity_id, l.id, l.valid, l.validation, l.source, l.ocr_fallback
       FROM content.shareholder_lists l
      WHERE l.entity_id = ANY(CAST(:entity_ids AS uuid[]))
      ORDER BY l.entity_id, l.id DESC
@@ -206,12 +209,14 @@ _REVIEW = sa.text("""
 
 def review_summary(conn: sa.Connection, entity_ids: list[str], *, shown: int = 20) -> dict:
     """The newest lists of these entities by review status, with the failed checks and
-    low-confidence cells of those that need review."""
+    low-confidence cells of those that need review, and where their words came from."""
     rows = conn.execute(_REVIEW, {"entity_ids": [str(e) for e in entity_ids]}).all() if entity_ids else []
     review = [
         {
             "list_id": row.id,
             "entity_id": str(row.entity_id),
+            "source": row.source,
+            "ocr_fallback": row.ocr_fallback,
             "failed_checks": [c["name"] for c in row.validation.get("checks", []) if c["status"] == "failed"],
             "messages": [c["message"] for c in row.validation.get("checks", []) if c["status"] == "failed"],
         }

@@ -13,6 +13,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import Literal
 
 from orchestration.shareholders.columns import Role, heading_kinds, roles
 from orchestration.shareholders.model import LowConfidenceCell
@@ -75,7 +76,13 @@ class Table:
     columns: list[Column]
     lines: list[TableLine]
     total_line: TableLine | None = None
-    pages: list[int] = field(default_factory=list)
+    pages: list[Page] = field(default_factory=list)
+
+    @property
+    def source(self) -> Literal["text_layer", "ocr", "mixed"]:
+        """Where the table's words came from: the text layer, OCR, or both (over several pages)."""
+        sources = {page.source for page in self.pages}
+        return sources.pop() if len(sources) == 1 else "mixed"
 
     def low_confidence_cells(self) -> list[LowConfidenceCell]:
         """Cells of the columns that carry values (not the changes column) that OCR read with a
@@ -136,13 +143,13 @@ def read_tables(pages: list[Page]) -> Table | None:
                 body, total, start = _body(page, lines, first, table.columns)
                 table.lines.extend(body)
                 table.total_line = total
-                table.pages.append(page.number)
+                table.pages.append(page)
                 finished = total is not None
         while (found := _find_heading(page, lines, start)) is not None:
             columns, body_start = found
             if table is None or finished:
                 body, total, next_start = _body(page, lines, body_start, columns)
-                table = Table(columns=columns, lines=body, total_line=total, pages=[page.number])
+                table = Table(columns=columns, lines=body, total_line=total, pages=[page])
             else:
                 # The table goes on under a repeated heading; where OCR read that heading
                 # differently, the page is read in the columns first read.
@@ -151,7 +158,7 @@ def read_tables(pages: list[Page]) -> Table | None:
                 body, total, next_start = _body(page, lines, body_start, columns)
                 table.lines.extend(body)
                 table.total_line = total
-                table.pages.append(page.number)
+                table.pages.append(page)
             finished = total is not None
             start = next_start
     return table

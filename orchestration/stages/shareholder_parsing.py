@@ -55,6 +55,8 @@ class ShareholderParsingStage(Stage):
             "new_list": list_id is not None,
             "shareholders": len(result.shareholders),
             "method": result.method,
+            "source": result.source,
+            "ocr_fallback": result.ocr_fallback,
             "valid": result.validation.valid,
             "status": result.validation.status,
             "failed_checks": [check.name for check in result.validation.failed],

@@ -129,7 +129,11 @@ CREATE TABLE content.shareholder_lists (
     validation         jsonb NOT NULL DEFAULT '{}'::jsonb,
     valid              boolean NOT NULL,
     created_at         timestamptz NOT NULL DEFAULT now(),
-    created_xid        xid8 NOT NULL DEFAULT pg_current_xact_id()
+    created_xid        xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    -- Where the words came from; whether OCR re-read a text layer that did not verify. NULL: read
+    -- before the reader recorded it.
+    source             text CHECK (source IN ('text_layer', 'ocr', 'mixed')),
+    ocr_fallback       text CHECK (ocr_fallback IN ('used', 'not_better', 'failed'))
 );
 CREATE INDEX shareholder_lists_entity_idx ON content.shareholder_lists (entity_id, id DESC);
 CREATE INDEX shareholder_lists_created_xid_idx ON content.shareholder_lists (created_xid, id) WHERE valid;

@@ -1,0 +1,70 @@
+"""A PDF whose text layer reads poorly (a scanner's own OCR) is read again by our OCR of its
+rendered pages, and the result says which reading it is; a good text layer is never OCRed."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+from click.testing import CliRunner
+
+from orchestration.cli import main
+from orchestration.failures import JobError
+from orchestration.shareholders.pages import read_pages
+from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
+from orchestration.shareholders.samples import POOR_TEXT_LAYER, generate_list
+from orchestration.shareholders.tables import read_tables
+
+CAPITAL = Decimal("25000")
+READ_EXACTLY = {"kind", "name", "register_type", "register_number", "shares", "nominal_total", "percentage"}
+
+
+def _generated(form: str):
+    return generate_list(3, company_name="Muster GmbH", capital=CAPITAL, layout="corporate", form=form)
+
+
+@pytest.fixture(scope="module")
+def poor_text_layer():
+    """A scanned list whose invisible text layer misreads a third of its letters and digits."""
+    generated = _generated(POOR_TEXT_LAYER)
+    pages = read_pages(generated.content)
+    assert {page.source for page in pages} == {"text_layer"}
+    try:
+        by_text_layer = extract_shareholders(read_tables(pages), capital=CAPITAL, method="rules")
+    except JobError:
+        by_text_layer = None
+    assert by_text_layer is None or not by_text_layer.validation.valid, "the text layer must read wrong"
+    return generated
+
+
+def test_a_poor_text_layer_is_read_again_by_ocr(poor_text_layer):
+    result = parse_shareholder_list(poor_text_layer.content, capital=CAPITAL, method="rules")
+
+    assert (result.source, result.ocr_fallback) == ("ocr", "used")
+    assert result.validation.status == "verified", result.validation.failed
+    assert [holder.model_dump(include=READ_EXACTLY) for holder in result.shareholders] == [
+        holder.model_dump(include=READ_EXACTLY) for holder in poor_text_layer.expected.shareholders
+    ]
+    assert result.total_nominal == CAPITAL
+
+
+def test_the_cli_says_the_list_was_read_by_ocr_instead_of_its_text_layer(poor_text_layer, tmp_path):
+    path = tmp_path / "liste.pdf"
+    path.write_bytes(poor_text_layer.content)
+
+    result = CliRunner().invoke(main, ["shareholders", "parse", str(path), "--capital", "25000", "--method", "rules"])
+
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert (document["source"], document["ocr_fallback"]) == ("ocr", "used")
+    assert "read from: ocr (OCR fallback for the text layer: used)" in result.stderr
+
+
+def test_a_text_layer_that_verifies_is_not_read_by_ocr():
+    generated = _generated("text_pdf")
+
+    result = parse_shareholder_list(generated.content, capital=CAPITAL, method="rules")
+
+    assert result.validation.status == "verified"
+    assert (result.source, result.ocr_fallback) == ("text_layer", None)
