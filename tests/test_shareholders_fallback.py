@@ -3,11 +3,15 @@ rendered pages, and the result says which reading it is; a good text layer is ne
 
 from __future__ import annotations
 
+import io
 import json
 from decimal import Decimal
 
+import pypdfium2
 import pytest
 from click.testing import CliRunner
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfgen.canvas import Canvas
 
 from orchestration.cli import main
 from orchestration.failures import JobError
@@ -68,3 +72,37 @@ def test_a_text_layer_that_verifies_is_not_read_by_ocr():
 
     assert result.validation.status == "verified"
     assert (result.source, result.ocr_fallback) == ("text_layer", None)
+
+
+def _scan_with_stamp_as_text_layer(generated) -> bytes:
+    """The pages of ``generated`` as images, with a text layer that holds only the scanner's stamp."""
+    scan = pypdfium2.PdfDocument(generated.content)
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, invariant=1)
+    try:
+        for number, page in enumerate(scan, 1):
+            width, height = page.get_size()
+            canvas.setPageSize((width, height))
+            canvas.drawImage(ImageReader(page.render(scale=300 / 72, grayscale=True).to_pil()), 0, 0, width, height)
+            canvas.setFont("Helvetica", 8)
+            canvas.drawString(20, 20, f"Gescannt am 01.12.2026 mit Scanner 4711, Seite {number}")
+            canvas.showPage()
+    finally:
+        scan.close()
+    canvas.save()
+    return buffer.getvalue()
+
+
+def test_a_text_layer_without_the_table_is_read_by_ocr():
+    generated = _generated("text_pdf")
+    content = _scan_with_stamp_as_text_layer(generated)
+    with pytest.raises(JobError, match="no shareholder table"):
+        extract_shareholders(read_tables(read_pages(content)), capital=CAPITAL, method="rules")
+
+    result = parse_shareholder_list(content, capital=CAPITAL, method="rules")
+
+    assert (result.source, result.ocr_fallback) == ("ocr", "used")
+    assert result.validation.status == "verified", result.validation.failed
+    assert [holder.model_dump(include=READ_EXACTLY) for holder in result.shareholders] == [
+        holder.model_dump(include=READ_EXACTLY) for holder in generated.expected.shareholders
+    ]
