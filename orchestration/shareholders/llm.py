@@ -1,14 +1,17 @@
 """Extraction by a language model behind an OpenAI-compatible chat-completions endpoint.
 
-The model answers in JSON constrained by the JSON schema of ExtractedList (structured output,
-strict mode), and the answer is validated by that same pydantic model, so a result of either
-method has the same shape and the same guarantees.
+The model answers in JSON constrained by the JSON schema of ``LlmAnswer`` (structured output, strict
+mode): only what it is asked to read. The answer is validated by that same pydantic model and
+completed from the table (the cells OCR was unsure of, whether the list states its total) into the
+ExtractedList the rules produce too, so a result of either method has the same shape and the same
+guarantees.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from decimal import Decimal
 from typing import Any
 
 import openai
@@ -16,7 +19,7 @@ from pydantic import ValidationError
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.settings import Settings
-from orchestration.shareholders.model import ExtractedList
+from orchestration.shareholders.model import ExtractedList, LlmAnswer, Shareholder
 from orchestration.shareholders.tables import Table
 
 MAX_TEXT_CHARS = 100_000
@@ -45,8 +48,8 @@ Leave a field null when the list does not state it; never invent values."""
 
 
 def response_schema() -> dict[str, Any]:
-    """The JSON schema of ExtractedList in the strict form structured outputs require."""
-    return _strict(copy.deepcopy(ExtractedList.model_json_schema()))
+    """The JSON schema of LlmAnswer in the strict form structured outputs require."""
+    return _strict(copy.deepcopy(LlmAnswer.model_json_schema()))
 
 
 def _strict(node: Any) -> Any:
@@ -65,7 +68,22 @@ def _strict(node: Any) -> Any:
 
 
 def extract_with_llm(table: Table, settings: Settings) -> ExtractedList:
-    """Ask the configured endpoint; raises JobError for an unreachable endpoint or an unusable answer."""
+    """The model's reading of the table, completed from the table; raises JobError for an
+    unreachable endpoint or an unusable answer."""
+    answer = _ask(table, settings)
+    return ExtractedList(
+        shareholders=[Shareholder.model_validate(holder.model_dump()) for holder in answer.shareholders],
+        total_nominal=answer.total_nominal
+        if answer.total_nominal is not None
+        else sum((holder.nominal_total for holder in answer.shareholders), Decimal(0)),
+        total_stated=answer.total_nominal is not None,
+        currency=answer.currency,
+        # The model cannot tell which cells OCR was unsure of; the table can.
+        low_confidence_cells=table.low_confidence_cells(),
+    )
+
+
+def _ask(table: Table, settings: Settings) -> LlmAnswer:
     if not settings.llm_base_url:
         raise JobError(
             FailureClass.DEPENDENCY_UNAVAILABLE,
@@ -114,7 +132,7 @@ def extract_with_llm(table: Table, settings: Settings) -> ExtractedList:
     if getattr(message, "refusal", None):
         raise _parser_error(f"the model refused: {message.refusal}")
     try:
-        return ExtractedList.model_validate_json(message.content or "")
+        return LlmAnswer.model_validate_json(message.content or "")
     except ValidationError as error:
         raise _parser_error(
             f"LLM answer does not match the model: {error.error_count()} errors, first: "

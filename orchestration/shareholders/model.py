@@ -1,4 +1,5 @@
-"""The one model every extraction method produces, serialised with decimals as strings."""
+"""The one model every extraction method produces, serialised with decimals as strings, and the
+LLM's answer it is built from when the LLM reads."""
 
 from __future__ import annotations
 
@@ -37,7 +38,10 @@ class Share(_Strict):
         return int(last[-1]) - int(first[-1]) + 1
 
 
-class Shareholder(_Strict):
+class StatedShareholder(_Strict):
+    """A shareholder as the list states it, all the LLM is asked to fill in; the checked list's
+    Shareholder adds what is derived."""
+
     kind: Literal["person", "organisation"]
     name: str = Field(description='Full name of a person ("Max Mustermann") or the firm of an organisation.')
     first_name: str | None = None
@@ -52,10 +56,15 @@ class Shareholder(_Strict):
     nominal_total: DecimalString = Field(description="Sum of the nominal amounts of the shareholder's shares.")
     percentage: DecimalString | None = Field(
         None,
-        description="Share of the capital in percent as the list states it; when the list only says "
-        '"< 1 %", derived from the nominal amounts.',
+        description="Share of the capital in percent as the list states it; null where it only says "
+        '"< 1 %" (the checked list derives it from the nominal amounts).',
     )
     percentage_below_one: bool = Field(False, description='The list states "< 1 %" instead of a number.')
+
+
+class Shareholder(StatedShareholder):
+    """A shareholder of a checked list."""
+
     percentage_derived: bool = Field(
         False, description="The list states no percentage (older lists need not); derived from the nominal amounts."
     )
@@ -83,6 +92,15 @@ class ExtractedList(_Strict):
     low_confidence_cells: list[LowConfidenceCell] = Field(
         default_factory=list, description="Cells read with low OCR confidence; empty for a text layer."
     )
+
+
+class LlmAnswer(_Strict):
+    """What the LLM is asked to read from the table: nothing the code works out itself (derived
+    percentages, the cells OCR was unsure of), which the table and the checks add."""
+
+    shareholders: list[StatedShareholder]
+    total_nominal: DecimalString | None = Field(None, description="The list's sum line; null when it has none.")
+    currency: str | None = Field(None, description='ISO currency code such as "EUR".')
 
 
 class Check(_Strict):

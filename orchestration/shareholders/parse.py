@@ -98,7 +98,7 @@ def extract_shareholders(
     settings = settings or get_settings()
     if method == "llm":
         table = _required(table)
-        return _finish(_by_llm(table, settings), "llm", table.source, capital)
+        return _finish(extract_with_llm(table, settings), "llm", table.source, capital)
     llm_configured = method == "auto" and bool(settings.llm_base_url) and table is not None
     try:
         by_rules = _finish(rules.extract(table), "rules", table.source, capital)
@@ -106,22 +106,16 @@ def extract_shareholders(
         if not llm_configured or error.failure_class != FailureClass.PARSER_ERROR:
             raise
         log.info("rules read no shareholders (%s); asking the LLM", error.message)
-        return _finish(_by_llm(table, settings), "llm", table.source, capital)
+        return _finish(extract_with_llm(table, settings), "llm", table.source, capital)
     if by_rules.validation.valid or not llm_configured:
         return by_rules
     log.info("rules result fails %s; asking the LLM", _failed_names(by_rules))
     try:
-        by_llm = _finish(_by_llm(table, settings), "llm", table.source, capital)
+        by_llm = _finish(extract_with_llm(table, settings), "llm", table.source, capital)
     except JobError as error:
         log.warning("LLM extraction failed, keeping the rules result: %s", error)
         return by_rules
     return by_llm if by_llm.validation.valid else by_rules
-
-
-def _by_llm(table: Table, settings: Settings) -> ExtractedList:
-    """The LLM's reading, with the cells OCR was unsure of: the model cannot tell which they are."""
-    extracted = extract_with_llm(table, settings)
-    return extracted.model_copy(update={"low_confidence_cells": table.low_confidence_cells()})
 
 
 def _required(table: Table | None) -> Table:
