@@ -94,8 +94,8 @@ def iter_cloned_documents(
     or, with ``spread_over_courts``, at courts drawn by ``register_court_shares``.
     """
     courts = register_courts()
-    shares = register_court_shares()
-    filed_at = random.Random(count).choices(list(shares), weights=list(shares.values()), k=count)
+    shares = register_court_shares() if spread_over_courts else {}
+    filed_at = random.Random(count).choices(list(shares), weights=list(shares.values()), k=count) if shares else []
     placeholders = [PLACEHOLDER_NUMBER.encode(), *(p.encode() for p in PLACEHOLDER_COURT)]
     written: list[tuple[CompanyRecord, dict[str, bytes]]] = []
     for template in template_records():
