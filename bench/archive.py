@@ -24,7 +24,7 @@ from datetime import timedelta
 
 import sqlalchemy as sa
 
-from bench.common import bench_database, log
+from bench.common import bench_database, load_stand_in_entities, log
 from orchestration import queue
 from orchestration.db.engine import create_app_engine
 
@@ -36,20 +36,6 @@ CLAIM_REPEATS = 15
 ARCHIVE_BATCH = 10_000
 RETENTION = timedelta(days=7)
 
-LOAD_ENTITIES = sa.text("""
-    WITH documents AS (
-        INSERT INTO content.raw_documents (sha256, kind, media_type, size_bytes, content)
-        SELECT encode(sha256(convert_to('bench-archive-' || n, 'UTF8')), 'hex'), 'si', 'application/xml', 5,
-               '\\x3c612f3e'
-          FROM generate_series(1, :entities) AS n
-        RETURNING id
-    )
-    INSERT INTO content.entities (court_code, register_type, register_number, name, processing_status,
-                                  current_si_document_id)
-    SELECT 'D2601V', 'HRB', (100000 + row_number() OVER ())::text, 'Bench GmbH ' || row_number() OVER (),
-           'parsed', id
-      FROM documents
-""")
 QUEUE_DOWNLOADS = sa.text("""
     INSERT INTO processing.processing_jobs (type, entity_id) SELECT 'shareholder_download', id FROM content.entities
 """)
@@ -110,7 +96,7 @@ def main() -> None:
     url = bench_database("hreg_bench_archive")
     engine = create_app_engine(url)
     with engine.begin() as conn:
-        conn.execute(LOAD_ENTITIES, {"entities": ENTITIES})
+        load_stand_in_entities(conn, ENTITIES, "parsed")
         conn.execute(QUEUE_DOWNLOADS)
     claim_ms(engine)  # warm the caches
     baseline = claim_ms(engine)

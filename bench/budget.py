@@ -42,6 +42,7 @@ from orchestration.db.engine import create_app_engine
 from orchestration.documents import DocumentStore
 from orchestration.register.portal import PortalClient
 from orchestration.register.ratelimit import SharedRateLimiter
+from orchestration.register.sample.entities import insert_known_entities
 from orchestration.register.sample.retrievals import RetrievalLog
 from orchestration.register.sample.server import SampleRegisterThread, start_sample_register_in_thread
 from orchestration.settings import Settings
@@ -79,11 +80,6 @@ def work(engine: sa.Engine, stage, worker_id: str, stop: threading.Event) -> Non
 
 # ----------------------------------------------------------------------------- the workload
 
-INSERT_ENTITY = sa.text("""
-    INSERT INTO content.entities (court_code, court_name, register_type, register_number, register_suffix, name)
-    VALUES (:court_code, :court_name, :register_type, :register_number, :register_suffix, :name)
-    RETURNING id
-""")
 SEARCH_DONE = sa.text("""
     SELECT extract(epoch FROM updated_at - created_at) FROM public.searches WHERE id = :id AND status = 'completed'
 """)
@@ -124,22 +120,7 @@ def prepare(engine: sa.Engine, corpus) -> Workload:
     names = Counter(c.name for c in companies)
     unique = [c for c in companies if names[c.name] == 1]
     with engine.begin() as conn:
-        ids = [
-            str(
-                conn.execute(
-                    INSERT_ENTITY,
-                    {
-                        "court_code": c.court.code,
-                        "court_name": c.court.name,
-                        "register_type": c.register_type,
-                        "register_number": c.register_number,
-                        "register_suffix": c.register_suffix or "",
-                        "name": c.name,
-                    },
-                ).scalar_one()
-            )
-            for c in unique[: BACKGROUND + OPENS]
-        ]
+        ids = insert_known_entities(conn, unique[: BACKGROUND + OPENS])
     # People search by keywords (a page of results) and, once, by an exact name with one result.
     keywords = [c.name.split()[0] for c in unique[BACKGROUND + OPENS :][: SEARCHES - 1]]
     exact = unique[BACKGROUND + OPENS + SEARCHES].name

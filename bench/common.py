@@ -94,8 +94,8 @@ def iter_cloned_documents(
     or, with ``spread_over_courts``, at courts drawn by ``register_court_shares``.
     """
     courts = register_courts()
-    shares = register_court_shares()
-    filed_at = random.Random(count).choices(list(shares), weights=list(shares.values()), k=count)
+    shares = register_court_shares() if spread_over_courts else {}
+    filed_at = random.Random(count).choices(list(shares), weights=list(shares.values()), k=count) if shares else []
     placeholders = [PLACEHOLDER_NUMBER.encode(), *(p.encode() for p in PLACEHOLDER_COURT)]
     written: list[tuple[CompanyRecord, dict[str, bytes]]] = []
     for template in template_records():
@@ -197,3 +197,26 @@ def load_entities(
             conn.execute(ATTACH_SI, {"entity_ids": chunk_ids, "document_ids": document_ids})
         entity_ids.extend(chunk_ids)
     return entity_ids
+
+
+# Entities of one court with a stand-in SI document each (``<a/>``, distinct by its hash), for
+# benchmarks of the queue that need entities and jobs but no document to parse.
+LOAD_STAND_IN_ENTITIES = sa.text("""
+    WITH documents AS (
+        INSERT INTO content.raw_documents (sha256, kind, media_type, size_bytes, content)
+        SELECT encode(sha256(convert_to('bench-' || n, 'UTF8')), 'hex'), 'si', 'application/xml', 5, '\\x3c612f3e'
+          FROM generate_series(1, :count) AS n
+        RETURNING id
+    )
+    INSERT INTO content.entities (court_code, register_type, register_number, name, processing_status,
+                                  current_si_document_id)
+    SELECT 'D2601V', 'HRB', (100000 + row_number() OVER ())::text, 'Bench GmbH ' || row_number() OVER (),
+           :status, id
+      FROM documents
+""")
+
+
+def load_stand_in_entities(conn: sa.Connection, count: int, status: str) -> None:
+    """``count`` entities in ``status``, each pointing at a stored stand-in SI document: entities
+    made ``xml_ready`` get an xml_parsing job each from the entity trigger, as after a download."""
+    conn.execute(LOAD_STAND_IN_ENTITIES, {"count": count, "status": status})

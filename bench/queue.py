@@ -27,7 +27,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from bench.common import bench_database, log
+from bench.common import bench_database, load_stand_in_entities, log
 from orchestration import queue
 from orchestration.db.engine import create_app_engine
 
@@ -41,21 +41,6 @@ LEASE_SECONDS = 300
 RESET_PROJECT = sa.text("""
     TRUNCATE processing.job_step_history, processing.processing_jobs, content.entities,
              content.raw_documents, public.searches CASCADE
-""")
-# Stored SI documents, then entities in xml_ready pointing at them: the entity trigger queues one
-# xml_parsing job per entity, as a download does.
-LOAD_PROJECT = sa.text("""
-    WITH documents AS (
-        INSERT INTO content.raw_documents (sha256, kind, media_type, size_bytes, content)
-        SELECT encode(sha256(convert_to('bench-' || n, 'UTF8')), 'hex'), 'si', 'application/xml', 5, '\\x3c612f3e'
-          FROM generate_series(1, :jobs) AS n
-        RETURNING id
-    )
-    INSERT INTO content.entities (court_code, register_type, register_number, name, processing_status,
-                                  current_si_document_id)
-    SELECT 'D2601V', 'HRB', (100000 + row_number() OVER ())::text, 'Bench GmbH ' || row_number() OVER (),
-           'xml_ready', id
-      FROM documents
 """)
 
 # The raw baseline: the same claim and completion statements as orchestration.queue, on a table
@@ -208,7 +193,8 @@ def prepare(engine: sa.Engine, kind: str, jobs: int) -> None:
     with engine.begin() as conn:
         if kind == "project":
             conn.execute(RESET_PROJECT)
-            conn.execute(LOAD_PROJECT, {"jobs": jobs})
+            # Entities in xml_ready: the entity trigger queues one xml_parsing job each, as a download does.
+            load_stand_in_entities(conn, jobs, "xml_ready")
         else:
             conn.execute(CREATE_RAW)
             conn.execute(LOAD_RAW, {"jobs": jobs})

@@ -186,6 +186,19 @@ QUEUE_STATUS = sa.text("""
      ORDER BY type, status
 """)
 
+# Who waits: the active jobs of each type by priority (the enum's order, interactive first).
+QUEUE_BY_PRIORITY = sa.text("""
+    SELECT j.type, j.priority::text AS priority,
+           count(*) FILTER (WHERE j.status = 'queued') AS queued,
+           count(*) FILTER (WHERE j.status = 'running') AS running,
+           extract(epoch FROM now() - min(j.created_at) FILTER (WHERE j.status = 'queued'))::float
+               AS oldest_queued_age_s
+      FROM processing.processing_jobs j
+     WHERE j.status IN ('queued', 'running')
+     GROUP BY j.type, j.priority
+     ORDER BY j.type, j.priority
+""")
+
 # seeds/002's dead letter: failed for good and not taken up by a later job (db/sql/views/dead_letter.sql).
 DEAD_LETTER = sa.text("""
     SELECT id::text, type, failure_class, permanent, attempts, last_error, error_source, error_code,
@@ -446,6 +459,11 @@ def queue_status(conn: sa.Connection) -> list[dict[str, Any]]:
     return [dict(row._mapping) for row in conn.execute(QUEUE_STATUS)]
 
 
+def queue_by_priority(conn: sa.Connection) -> list[dict[str, Any]]:
+    """Queued and running jobs per type and priority; ``oldest_queued_age_s`` is None when none is queued."""
+    return [dict(row._mapping) for row in conn.execute(QUEUE_BY_PRIORITY)]
+
+
 def permanent_failure_classes(conn: sa.Connection) -> set[FailureClass]:
     """The classes the database does not retry (processing.failure_classes)."""
     return {FailureClass(name) for name in conn.execute(PERMANENT_FAILURE_CLASSES).scalars()}
@@ -523,6 +541,7 @@ __all__ = [
     "failures_by_class",
     "job_types",
     "permanent_failure_classes",
+    "queue_by_priority",
     "queue_status",
     "reap_expired",
     "retry",

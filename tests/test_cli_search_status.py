@@ -13,7 +13,7 @@ from orchestration import queue
 from orchestration.cli import main
 from orchestration.db.engine import get_engine
 from orchestration.failures import JobError
-from queue_helpers import claim_one, insert_search, job, search
+from queue_helpers import claim_one, insert_entity, insert_search, job, search, store_si_document
 
 
 @pytest.fixture
@@ -126,3 +126,55 @@ def test_status_as_json(hreg, engine):
     }
     assert 7200 <= depth["basic_discovery", "queued"]["oldest_age_s"] < 7260
     assert report["failures"] == [{"type": "basic_discovery", "failure_class": "parser_error", "jobs": 1}]
+
+
+def fill_queue_of_both_priorities(engine: sa.Engine) -> None:
+    """People's searches and a monitoring rule's re-checks of two companies, as the database
+    queues them: a search running and one queued (interactive), a re-check running and one queued
+    (background), a parse of a downloaded document queued (interactive) and a search failed."""
+    with engine.begin() as conn:
+        insert_search(conn)
+        failed = claim_one(conn, "basic_discovery")
+        queue.fail(conn, "worker-1", [(failed.id, JobError("parser_error", "unknown result table"))])
+        insert_search(conn)
+        assert claim_one(conn, "basic_discovery").priority == "interactive"
+        for _ in range(2):
+            conn.execute(sa.text("SELECT automation.request_rediscovery(:e)"), {"e": insert_entity(conn)})
+        assert claim_one(conn, "basic_discovery").priority == "background"
+        insert_search(conn)
+        store_si_document(conn, insert_entity(conn))
+
+
+def test_status_counts_queued_and_running_jobs_by_priority(hreg, engine):
+    fill_queue_of_both_priorities(engine)
+    result = hreg("status")
+    assert result.exit_code == 0, result.output
+    section = result.output.split("Queued and running jobs by priority\n")[1].split("\n\n")[0]
+    assert [line.split() for line in section.splitlines()] == [
+        ["type", "priority", "queued", "running", "oldest", "queued"],
+        ["basic_discovery", "interactive", "1", "1", "0s"],
+        ["basic_discovery", "background", "1", "1", "0s"],
+        ["xml_parsing", "interactive", "1", "0", "0s"],
+    ]
+
+
+def test_status_by_priority_as_json(hreg, engine):
+    fill_queue_of_both_priorities(engine)
+    with engine.begin() as conn:  # every queued re-check taken: the running one has no queued age
+        claim_one(conn, "basic_discovery")
+    result = hreg("status", "--json")
+    assert result.exit_code == 0, result.output
+    rows = {(row["type"], row["priority"]): row for row in json.loads(result.output)["priorities"]}
+    assert {key: (row["queued"], row["running"]) for key, row in rows.items()} == {
+        ("basic_discovery", "interactive"): (0, 2),
+        ("basic_discovery", "background"): (1, 1),
+        ("xml_parsing", "interactive"): (1, 0),
+    }
+    assert rows["basic_discovery", "interactive"]["oldest_queued_age_s"] is None
+    assert 0 <= rows["basic_discovery", "background"]["oldest_queued_age_s"] < 60
+
+
+def test_status_without_active_jobs_says_so(hreg):
+    result = hreg("status")
+    assert result.exit_code == 0, result.output
+    assert "no queued or running jobs" in result.output

@@ -8,33 +8,13 @@ import dagster as dg
 import sqlalchemy as sa
 
 from orchestration.definitions import build_definitions
-
-INSERT_ENTITY = sa.text("""
-    INSERT INTO content.entities (court_code, court_name, register_type, register_number, register_suffix, name)
-    VALUES (:court_code, :court_name, :register_type, :register_number, :register_suffix, :name)
-    RETURNING id
-""")
+from orchestration.register.sample.entities import insert_known_entities
 
 
 def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(engine, configured_sample_register):
     companies = [c for c in configured_sample_register.corpus.companies if c.seed is not None and not c.deleted][:4]
     with engine.begin() as conn:
-        ids = [
-            str(
-                conn.execute(
-                    INSERT_ENTITY,
-                    {
-                        "court_code": c.court.code,
-                        "court_name": c.court.name,
-                        "register_type": c.register_type,
-                        "register_number": c.register_number,
-                        "register_suffix": c.register_suffix or "",
-                        "name": c.name,
-                    },
-                ).scalar_one()
-            )
-            for c in companies
-        ]
+        ids = insert_known_entities(conn, companies)
         watched, opened = ids[:3], ids[3]
         for entity_id in watched:  # a monitoring rule's re-checks, queued first
             conn.execute(sa.text("SELECT automation.request_rediscovery(:e)"), {"e": entity_id})

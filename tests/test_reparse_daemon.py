@@ -29,6 +29,7 @@ from playwright.sync_api import sync_playwright
 from assets.partitions import courts_per_backfill_run
 from database_helpers import clear_process_caches, fresh_database
 from orchestration import devstack
+from orchestration.backfills import backfill_status
 from orchestration.cli import main
 from orchestration.courts import register_courts
 from orchestration.db.engine import create_app_engine
@@ -357,6 +358,10 @@ def test_a_failed_court_is_re_executed_from_failure_and_a_finished_court_writes_
     assert f"{stack.webserver_url}/runs/b/{backfill_id}" in asked.output
     again = finished_backfill(stack, backfill_id)
     assert again["status"] == "COMPLETED_SUCCESS"
+    # The timeline a benchmark reads: launched, its one run started and ended, marked complete.
+    status = backfill_status(stack.webserver_url, backfill_id)
+    assert (status.status, status.partitions, status.runs) == ("COMPLETED_SUCCESS", 1, 1)
+    assert status.started_at <= status.first_run_started_at <= status.last_run_ended_at <= status.ended_at
     assert (len(job_rows(engine, "xml_parsing")), revision_count(engine)) == (jobs_before, revisions_before)
     assert partition_metadata(stack, "F1103")["records"] == 0
 

@@ -1,4 +1,4 @@
-"""`hreg status`: how full the job queue is and why jobs failed."""
+"""`hreg status`: how full the job queue is, who waits (people or background work), and why jobs failed."""
 
 from __future__ import annotations
 
@@ -43,12 +43,14 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def status(as_json: bool) -> None:
-    """Queue depth and oldest job age per job type and status, and failed jobs by failure class."""
+    """Queue depth and oldest job age per job type and status, queued and running jobs per type and
+    priority (interactive: a person waits; background), and failed jobs by failure class."""
     with get_engine().connect() as conn:
         depth = [{**row, "oldest_age_s": float(row["oldest_age_s"])} for row in queue.queue_status(conn)]
+        by_priority = queue.queue_by_priority(conn)
         failures = queue.failures_by_class(conn)
     if as_json:
-        click.echo(json.dumps({"queue": depth, "failures": failures}))
+        click.echo(json.dumps({"queue": depth, "priorities": by_priority, "failures": failures}))
         return
     click.echo("Jobs by type and status")
     if depth:
@@ -60,6 +62,25 @@ def status(as_json: bool) -> None:
         )
     else:
         click.echo("no jobs")
+    click.echo("\nQueued and running jobs by priority")
+    if by_priority:
+        click.echo(
+            format_table(
+                ("type", "priority", "queued", "running", "oldest queued"),
+                [
+                    (
+                        row["type"],
+                        row["priority"],
+                        row["queued"],
+                        row["running"],
+                        "-" if row["oldest_queued_age_s"] is None else format_age(row["oldest_queued_age_s"]),
+                    )
+                    for row in by_priority
+                ],
+            )
+        )
+    else:
+        click.echo("no queued or running jobs")
     click.echo("\nFailed jobs by failure class")
     if failures:
         click.echo(
