@@ -74,28 +74,34 @@ def test_a_text_layer_that_verifies_is_not_read_by_ocr():
     assert (result.source, result.ocr_fallback) == ("text_layer", None)
 
 
-def _scan_with_stamp_as_text_layer(generated) -> bytes:
-    """The pages of ``generated`` as images, with a text layer that holds only the scanner's stamp."""
+def _as_images(generated, *, stamp: bool = False, text_page: str | None = None) -> bytes:
+    """The pages of ``generated`` as images; with ``stamp`` a text layer on each that holds only
+    the scanner's stamp, with ``text_page`` a last page of that text."""
     scan = pypdfium2.PdfDocument(generated.content)
     buffer = io.BytesIO()
     canvas = Canvas(buffer, invariant=1)
+    canvas.setFont("Helvetica", 8)
     try:
         for number, page in enumerate(scan, 1):
             width, height = page.get_size()
             canvas.setPageSize((width, height))
             canvas.drawImage(ImageReader(page.render(scale=300 / 72, grayscale=True).to_pil()), 0, 0, width, height)
-            canvas.setFont("Helvetica", 8)
-            canvas.drawString(20, 20, f"Gescannt am 01.12.2026 mit Scanner 4711, Seite {number}")
+            if stamp:
+                canvas.drawString(20, 20, f"Gescannt am 01.12.2026 mit Scanner 4711, Seite {number}")
             canvas.showPage()
     finally:
         scan.close()
+    if text_page:
+        canvas.setFont("Helvetica", 10)
+        canvas.drawString(40, 700, text_page)
+        canvas.showPage()
     canvas.save()
     return buffer.getvalue()
 
 
 def test_a_text_layer_without_the_table_is_read_by_ocr():
     generated = _generated("text_pdf")
-    content = _scan_with_stamp_as_text_layer(generated)
+    content = _as_images(generated, stamp=True)
     with pytest.raises(JobError, match="no shareholder table"):
         extract_shareholders(read_tables(read_pages(content)), capital=CAPITAL, method="rules")
 
@@ -106,3 +112,17 @@ def test_a_text_layer_without_the_table_is_read_by_ocr():
     assert [holder.model_dump(include=READ_EXACTLY) for holder in result.shareholders] == [
         holder.model_dump(include=READ_EXACTLY) for holder in generated.expected.shareholders
     ]
+
+
+def test_a_table_read_by_ocr_is_not_read_again_for_a_text_layer_elsewhere():
+    """A scanned list with the notary's certificate as text on its own page: the table comes from
+    OCR already, so a check it fails is no reason to OCR the certificate."""
+    generated = _generated("text_pdf")
+    certificate = "Bescheinigung gemäß § 40 Abs. 2 GmbHG: Die Liste entspricht den Veränderungen."
+    content = _as_images(generated, text_page=certificate)
+    assert [page.source for page in read_pages(content)] == ["ocr", "text_layer"]
+
+    result = parse_shareholder_list(content, capital=Decimal("50000"), method="rules")
+
+    assert result.validation.status == "needs_review"
+    assert (result.source, result.ocr_fallback) == ("ocr", None)

@@ -4,8 +4,8 @@ pages (``pages``: images or text layer, upright) → table (``tables``: cells wi
 confidence) → shareholder rows (``rules``, or the LLM from the same cells) → checks
 (``validation``). Either method's result is judged by the same checks.
 
-A PDF's text layer is read first; when that reading does not verify, the rendered pages are read
-by our OCR as well (a scanner's own OCR layer may garble letters and lose digits), and the better
+A PDF's text layer is read first; when it holds no table, or a table from it does not verify, the
+rendered pages are read by our OCR as well (a scanner's own OCR layer may garble letters and lose digits), and the better
 reading is kept: verified over needs_review, else fewer failed checks, on a tie the text layer.
 """
 
@@ -69,8 +69,8 @@ def parse_shareholder_list(
                 source="shareholders",
             ) from ocr_error
         return by_ocr.model_copy(update={"ocr_fallback": "used"})
-    if by_text.validation.valid:
-        return by_text
+    if by_text.validation.valid or by_text.source == "ocr":
+        return by_text  # verified, or its table is on pages already read by OCR (a text layer elsewhere)
     log.info("the text layer's reading fails %s; reading the rendered pages by OCR", _failed_names(by_text))
     try:
         by_ocr = read(read_by_ocr(content, pages))
