@@ -52,32 +52,32 @@ def parse_shareholder_list(
 
     if not any(page.source == "text_layer" for page in pages):
         return read(pages)
+    by_text: ShareholderList | None = None
     try:
         by_text = read(pages)
     except JobError as error:
         if error.failure_class != FailureClass.PARSER_ERROR:
             raise
+        text_error = error
         log.info("the text layer reads as no list (%s); reading the rendered pages by OCR", error.message)
-        try:
-            by_ocr = read(read_by_ocr(content, pages))
-        except JobError as ocr_error:
-            if ocr_error.failure_class != FailureClass.PARSER_ERROR:
-                raise
-            raise JobError(
-                FailureClass.PARSER_ERROR,
-                f"{error.message} in the text layer; by OCR of the rendered pages: {ocr_error.message}",
-                source="shareholders",
-            ) from ocr_error
-        return by_ocr.model_copy(update={"ocr_fallback": "used"})
-    if by_text.validation.valid or by_text.source == "ocr":
-        return by_text  # verified, or its table is on pages already read by OCR (a text layer elsewhere)
-    log.info("the text layer's reading fails %s; reading the rendered pages by OCR", _failed_names(by_text))
+    else:
+        if by_text.validation.valid or by_text.source == "ocr":
+            return by_text  # verified, or its table is on pages already read by OCR (a text layer elsewhere)
+        log.info("the text layer's reading fails %s; reading the rendered pages by OCR", _failed_names(by_text))
     try:
         by_ocr = read(read_by_ocr(content, pages))
-    except JobError as error:
-        log.warning("OCR of the rendered pages failed, keeping the text layer's reading: %s", error)
-        return by_text.model_copy(update={"ocr_fallback": "failed"})
-    if by_ocr.validation.valid or len(by_ocr.validation.failed) < len(by_text.validation.failed):
+    except JobError as ocr_error:
+        if by_text is not None:
+            log.warning("OCR of the rendered pages failed, keeping the text layer's reading: %s", ocr_error)
+            return by_text.model_copy(update={"ocr_fallback": "failed"})
+        if ocr_error.failure_class != FailureClass.PARSER_ERROR:
+            raise
+        raise JobError(
+            FailureClass.PARSER_ERROR,
+            f"{text_error.message} in the text layer; by OCR of the rendered pages: {ocr_error.message}",
+            source="shareholders",
+        ) from ocr_error
+    if by_text is None or by_ocr.validation.valid or len(by_ocr.validation.failed) < len(by_text.validation.failed):
         return by_ocr.model_copy(update={"ocr_fallback": "used"})
     log.info("the OCR reading fails %s; keeping the text layer's", _failed_names(by_ocr))
     return by_text.model_copy(update={"ocr_fallback": "not_better"})
