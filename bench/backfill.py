@@ -50,14 +50,13 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import httpx
 import sqlalchemy as sa
 import yaml
 from dagster._daemon.controller import DEFAULT_DAEMON_INTERVAL_SECONDS
 
 from bench.common import bench_database, free_port, iter_cloned_documents, load_entities, log, peak_rss_mb
 from orchestration import devstack, queue
-from orchestration.backfills import backfill_status, launch_backfill
+from orchestration.backfills import backfill_status, launch_backfill, webserver_graphql
 from orchestration.courts import register_courts
 from orchestration.db.engine import create_app_engine
 from orchestration.documents import INLINE_LIMIT_BYTES, DocumentStore
@@ -289,8 +288,8 @@ def wait_for_location(webserver_url: str) -> None:
     query = "query { workspaceOrError { ... on Workspace { locationEntries { name loadStatus } } } }"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
-        entries = httpx.post(f"{webserver_url}/graphql", json={"query": query}, timeout=30).json()
-        if any(e["loadStatus"] == "LOADED" for e in entries["data"]["workspaceOrError"]["locationEntries"]):
+        entries = webserver_graphql(webserver_url, query)
+        if any(e["loadStatus"] == "LOADED" for e in entries["workspaceOrError"]["locationEntries"]):
             return
         time.sleep(1)
     raise TimeoutError("the code location did not load within 180 s")
@@ -304,11 +303,11 @@ def wait_for_launch_moment(webserver_url: str, phase: float) -> None:
     look at the backfills begins, and the looks follow each other at the fixed interval."""
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
-        statuses = httpx.post(f"{webserver_url}/graphql", json={"query": DAEMON_STATUSES}, timeout=30).json()
+        statuses = webserver_graphql(webserver_url, DAEMON_STATUSES)
         heartbeat = next(
             (
                 s["lastHeartbeatTime"]
-                for s in statuses["data"]["instance"]["daemonHealth"]["allDaemonStatuses"]
+                for s in statuses["instance"]["daemonHealth"]["allDaemonStatuses"]
                 if s["daemonType"] == "BACKFILL"
             ),
             None,

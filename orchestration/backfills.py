@@ -53,9 +53,12 @@ class BackfillStatus:
         return self.status in FINISHED
 
 
-def _graphql(webserver_url: str, query: str, variables: Mapping) -> dict:
+def webserver_graphql(webserver_url: str, query: str, variables: Mapping | None = None) -> dict:
+    """The data of a GraphQL request to the webserver; BackfillError when it refuses or is unreachable."""
     try:
-        response = httpx.post(f"{webserver_url}/graphql", json={"query": query, "variables": variables}, timeout=60)
+        response = httpx.post(
+            f"{webserver_url}/graphql", json={"query": query, "variables": variables or {}}, timeout=60
+        )
     except httpx.TransportError as error:
         raise BackfillError(
             f"the Dagster webserver at {webserver_url} is not reachable ({error}); start it "
@@ -88,14 +91,18 @@ def launch_backfill(
         params["title"] = title
     if description:
         params["description"] = description
-    result = _graphql(webserver_url, LAUNCH_PARTITION_BACKFILL, {"backfillParams": params})["launchPartitionBackfill"]
+    result = webserver_graphql(webserver_url, LAUNCH_PARTITION_BACKFILL, {"backfillParams": params})[
+        "launchPartitionBackfill"
+    ]
     if result["__typename"] != "LaunchBackfillSuccess":
         raise BackfillError(f"the backfill was not launched: {result.get('message', result['__typename'])}")
     return result["backfillId"]
 
 
 def backfill_status(webserver_url: str, backfill_id: str) -> BackfillStatus:
-    backfill = _graphql(webserver_url, BACKFILL_STATUS, {"backfillId": backfill_id})["partitionBackfillOrError"]
+    backfill = webserver_graphql(webserver_url, BACKFILL_STATUS, {"backfillId": backfill_id})[
+        "partitionBackfillOrError"
+    ]
     if backfill["__typename"] != "PartitionBackfill":
         raise BackfillError(f"backfill {backfill_id}: {backfill.get('message', backfill['__typename'])}")
     starts = [run["startTime"] for run in backfill["runs"] if run["startTime"] is not None]
