@@ -10,8 +10,8 @@ from assets.batch import BatchCheck, batch_metadata, retry_policy_for, work_batc
 from assets.partitions import court_backfill_policy, register_court_partitions_def, reparse_courts, work_queue_by_court
 from orchestration.queue import JobType
 from orchestration.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
+from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.shareholders.store import load_shareholders, review_summary
-from orchestration.shareholders.version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import ShareholderParsingStage
 from resources.database import DatabaseResource
