@@ -68,9 +68,3 @@ def write_revisions(conn: sa.Connection, parsed: list[ParsedRecord]) -> set[str]
         },
     )
     return set(rows.scalars())
-
-
-def record_as_of(conn: sa.Connection, entity_id: str, as_of) -> dict[str, Any] | None:
-    """What the company looked like at ``as_of``, and which job wrote that revision."""
-    row = conn.execute(QUERIES["record_as_of"], {"entity_id": entity_id, "as_of": as_of}).first()
-    return dict(row._mapping) if row else None

@@ -33,11 +33,3 @@ summarised AS (
     RETURNING e.id
 )
 SELECT ins.entity_id::text FROM inserted ins
-
--- name: record_as_of
--- What company :entity_id looked like at :as_of, and which job wrote that revision.
-SELECT r.record, r.job_id, r.parser_version, r.created_at
-  FROM content.entity_revisions r
- WHERE r.entity_id = :entity_id AND r.created_at <= :as_of
- ORDER BY r.id DESC
- LIMIT 1
