@@ -33,7 +33,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from orchestration.automation.rules import CHANGE_FIELDS, Rule
+from orchestration.automation.monitoring_rules import CHANGE_FIELDS, Rule
 from orchestration.db import queries
 
 QUERIES = queries.load("automation")

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from orchestration.db import queries
 from orchestration.failures import FailureClass, JobError
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import ResultRow, SearchMode
+from orchestration.register.results import ResultRow, SearchMode
 
 QUERIES = queries.load("stages")
 
