@@ -13,8 +13,7 @@ import dagster as dg
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from orchestration import queue
-from orchestration.settings import get_settings
+from assets.retries import retried_before_claim
 from orchestration.worker import BatchAborted, BatchReport, Stage, run_batches
 
 SAMPLE_ROWS = 10
@@ -23,21 +22,6 @@ TOUCHED_ENTITIES_SHOWN = 100
 # Checks over what a batch wrote: each is (check name, description, SQL counting bad rows among
 # the batch's entities given as :entity_ids).
 BatchCheck = tuple[str, str, sa.TextClause]
-
-
-def retry_policy_for(job_type: queue.JobType) -> dg.RetryPolicy:
-    """Dagster's retries of a whole step mirror the job type's max_retries and backoff.
-
-    They apply only when a step fails before it has claimed jobs (the database is unreachable,
-    say). Once jobs are claimed, each job's retries belong to the database trigger alone, so
-    that no failure is retried twice over.
-    """
-    return dg.RetryPolicy(
-        max_retries=job_type.max_retries,
-        delay=job_type.backoff_base_s,
-        backoff=dg.Backoff.EXPONENTIAL,
-        jitter=dg.Jitter.PLUS_MINUS,
-    )
 
 
 def _sample_table(report: BatchReport) -> dg.TableMetadataValue | None:
@@ -97,19 +81,20 @@ def work_batch(
     engine: Engine,
     stage: Stage,
     *,
+    max_batches: int,
     limit: int | None = None,
     describe: Callable[[BatchReport], dict[str, Any]] | None = None,
 ) -> BatchReport:
-    """Claim and work one batch as this run (worker id = run id); fail the step only when nothing succeeded."""
-    # An error before the claim (database unreachable) propagates: no job was touched, so the
-    # step's retry policy may retry it.
-    try:
-        report = run_batches(
-            engine, stage, context.run.run_id, max_batches=get_settings().max_batches_per_run, limit=limit
-        )
-    except BatchAborted as exc:
-        # After the claim the jobs belong to the database's retries (through the lease reaper).
-        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    """Claim and work up to ``max_batches`` batches as this run (worker id = run id); fail the step
+    only when nothing succeeded."""
+    # An error before the claim (database unreachable) is retried as the job type's row says: no
+    # job was touched.
+    with retried_before_claim(context, engine, stage.job_type):
+        try:
+            report = run_batches(engine, stage, context.run.run_id, max_batches=max_batches, limit=limit)
+        except BatchAborted as exc:
+            # After the claim the jobs belong to the database's retries (through the lease reaper).
+            raise dg.Failure(description=str(exc), allow_retries=False) from exc
     context.log.info(
         f"{report.job_type}: claimed {report.claimed}, completed {report.completed}, failed {report.failed} "
         f"({dict(report.failures_by_class)}) in {report.seconds:.2f}s"
