@@ -19,7 +19,7 @@ from assets.shareholders import build_shareholders_asset, ownership_graph, share
 from orchestration.settings import Settings
 from resources.database import DatabaseResource
 from resources.discovery import SearchPolicyResource
-from resources.documents import DocumentStoreResource
+from resources.documents import DocumentStoreResource, ownership_graph_io_manager
 from resources.job_queue import JobQueueResource
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
@@ -57,6 +57,7 @@ def build_resources(settings: Settings) -> dict[str, Any]:
         "search_policy": SearchPolicyResource.from_settings(settings),
         "job_queue": JobQueueResource.from_settings(settings),
         "shareholder_extractor": ShareholderExtractorResource.from_settings(settings),
+        "ownership_graph_io_manager": ownership_graph_io_manager(settings),
     }
 
 

@@ -11,6 +11,7 @@ import dagster as dg
 
 from assets.retries import retry_tags
 from orchestration import queue
+from orchestration.db.migrate import schema_behind
 from resources.database import DatabaseResource
 from resources.job_queue import JobQueueResource
 from sensors.database import skip_while_database_unavailable
@@ -41,7 +42,15 @@ def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefi
         room = max_in_flight - in_flight
         if room <= 0:
             return dg.SkipReason(f"{in_flight} {job.name} runs in flight (limit {max_in_flight}); waiting for them")
-        with database.get_engine().connect() as conn:
+        engine = database.get_engine()
+        # Checked at each tick, not when the location loads (which needs no database): runs of
+        # this code against an older schema would fail inside the run.
+        behind = schema_behind(engine)
+        if behind:
+            return dg.SkipReason(
+                f"{behind}: run `hreg db upgrade` against this database; no runs are requested until then"
+            )
+        with engine.connect() as conn:
             row = queue.job_types(conn)[job_type]
             heads = queue.batch_heads(conn, job_type, row.batch_size, room, background_slots=row.background_slots)
         if not heads:

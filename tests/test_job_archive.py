@@ -180,9 +180,11 @@ def test_a_stale_reparse_does_not_queue_again_what_an_archived_job_parsed(engine
 def test_the_archive_sensor_moves_what_the_retention_setting_names(engine, settings):
     old = complete_discoveries(engine, 3, days_ago=3)
     defs = build_definitions(settings.model_copy(update={"job_archive_after_days": 2.0}))
-    with dg.instance_for_test() as instance:
-        with dg.build_sensor_context(instance=instance, resources=defs.resources, definitions=defs) as context:
-            result = defs.get_sensor_def("job_archive_sensor").evaluate_tick(context)
+    with (
+        dg.instance_for_test() as instance,
+        dg.build_sensor_context(instance=instance, resources=defs.resources, definitions=defs) as context,
+    ):
+        result = defs.get_sensor_def("job_archive_sensor").evaluate_tick(context)
     assert not result.run_requests
     assert result.skip_message == "archived 3 completed jobs"
     with engine.connect() as conn:
