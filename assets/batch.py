@@ -14,8 +14,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from assets.retries import retried_before_claim
+from orchestration import queue
 from orchestration.worker import BatchAborted, BatchReport, Stage, run_batches
 
+# The head of the batch a sensor requested the run for (queue.ClaimStart as text): the run's claim
+# starts there.
+BATCH_HEAD_TAG = "hreg/batch_head"
 SAMPLE_ROWS = 10
 TOUCHED_ENTITIES_SHOWN = 100
 
@@ -85,13 +89,21 @@ def work_batch(
     limit: int | None = None,
     describe: Callable[[BatchReport], dict[str, Any]] | None = None,
 ) -> BatchReport:
-    """Claim and work up to ``max_batches`` batches as this run (worker id = run id); fail the step
-    only when nothing succeeded."""
+    """Claim and work up to ``max_batches`` batches as this run (worker id = run id), from the head
+    of the batch its sensor requested it for; fail the step only when nothing succeeded."""
+    head = context.run.tags.get(BATCH_HEAD_TAG)
     # An error before the claim (database unreachable) is retried as the job type's row says: no
     # job was touched.
     with retried_before_claim(context, engine, stage.job_type):
         try:
-            report = run_batches(engine, stage, context.run.run_id, max_batches=max_batches, limit=limit)
+            report = run_batches(
+                engine,
+                stage,
+                context.run.run_id,
+                max_batches=max_batches,
+                limit=limit,
+                start=queue.ClaimStart.from_text(head) if head else None,
+            )
         except BatchAborted as exc:
             # After the claim the jobs belong to the database's retries (through the lease reaper).
             raise dg.Failure(description=str(exc), allow_retries=False) from exc

@@ -15,8 +15,8 @@ from orchestration.automation.announcements import poll_announcements
 from orchestration.automation.rules import RuleConfigError
 from orchestration.definitions import build_resources
 from orchestration.register import PortalClient
-from orchestration.register.sample import start_sample_register_in_thread
 from resources.database import DatabaseResource
+from sample_register import start_sample_register_in_thread
 from sensors.announcements import register_announcements_job
 from sensors.automation import automation_event_sensor
 from test_automation_support import make_rule
