@@ -8,7 +8,9 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import (
+from orchestration.register.portal import PortalClient
+from orchestration.register.ratelimit import Priority, SharedRateLimiter
+from orchestration.register.results import (
     Announcement,
     AnnouncementDetail,
     DocumentNode,
@@ -17,8 +19,6 @@ from orchestration.register.models import (
     ResultRow,
     SearchMode,
 )
-from orchestration.register.portal import PortalClient
-from orchestration.register.ratelimit import Priority, SharedRateLimiter
 from orchestration.settings import Settings
 
 __all__ = [
