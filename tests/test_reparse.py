@@ -384,13 +384,14 @@ def test_claims_after_a_bulk_reparse_look_up_each_candidates_entity(engine):
         enqueue_reparse(conn, ReparseScope(), parser_version=NEXT_VERSION)
         plan = "\n".join(
             conn.execute(
-                sa.text("EXPLAIN " + queue.CLAIM.text),
+                sa.text("EXPLAIN " + queue.QUERIES["claim"].text),
                 {
                     "job_type": "xml_parsing",
                     "limit": 5000,
                     "worker_id": "w",
                     "lease_seconds": 60,
                     "background_allowed": True,
+                    **queue.QUEUE_HEAD,
                 },
             ).scalars()
         )
