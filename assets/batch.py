@@ -6,14 +6,15 @@ per batch, since an event per entity would cap a run near 50–100 entities/s.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
-import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from orchestration import queue
+from orchestration.db import queries
 from orchestration.settings import get_settings
 from orchestration.worker import BatchAborted, BatchReport, Stage, run_batches
 
@@ -23,9 +24,18 @@ BATCH_HEAD_TAG = "hreg/batch_head"
 SAMPLE_ROWS = 10
 TOUCHED_ENTITIES_SHOWN = 100
 
-# Checks over what a batch wrote: each is (check name, description, SQL counting bad rows among
-# the batch's entities given as :entity_ids).
-BatchCheck = tuple[str, str, sa.TextClause]
+CHECK_QUERIES = queries.load("batch_checks")
+
+
+@dataclass(frozen=True)
+class BatchCheck:
+    """A check over what a batch wrote: ``query`` (of db/sql/queries/batch_checks.sql) counts the
+    rows that break ``description`` among the batch's entities, given as :entity_ids."""
+
+    name: str
+    description: str
+    query: str
+    parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
 def retry_policy_for(job_type: queue.JobType) -> dg.RetryPolicy:
@@ -81,17 +91,22 @@ def batch_metadata(report: BatchReport, extra: dict[str, Any] | None = None) -> 
     return metadata
 
 
+def check_specs(checks: Sequence[BatchCheck], asset_key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
+    return [dg.AssetCheckSpec(check.name, asset=asset_key, description=check.description) for check in checks]
+
+
 def run_checks(engine: Engine, checks: Sequence[BatchCheck], report: BatchReport, asset_key: dg.AssetKey):
     entity_ids = sorted(set(report.entity_ids))
     with engine.connect() as conn:
-        for name, description, count_bad in checks:
-            bad = conn.execute(count_bad, {"entity_ids": entity_ids}).scalar_one() if entity_ids else 0
+        for check in checks:
+            parameters = {**check.parameters, "entity_ids": entity_ids}
+            bad = conn.execute(CHECK_QUERIES[check.query], parameters).scalar_one() if entity_ids else 0
             yield dg.AssetCheckResult(
                 asset_key=asset_key,
-                check_name=name,
+                check_name=check.name,
                 passed=bad == 0,
                 severity=dg.AssetCheckSeverity.WARN,
-                metadata={"violations": bad, "entities_checked": len(entity_ids), "rule": description},
+                metadata={"violations": bad, "entities_checked": len(entity_ids), "rule": check.description},
             )
 
 

@@ -3,9 +3,8 @@
 from datetime import timedelta
 
 import dagster as dg
-import sqlalchemy as sa
 
-from assets.batch import BatchCheck, batch_metadata, retry_policy_for, run_checks, work_batch
+from assets.batch import BatchCheck, batch_metadata, check_specs, retry_policy_for, run_checks, work_batch
 from orchestration.queue import JobType
 from orchestration.stages.discovery import DiscoveryStage
 from resources.database import DatabaseResource
@@ -15,15 +14,11 @@ from resources.register import RegisterResource
 DISCOVERED_ENTITIES = dg.AssetKey("discovered_entities")
 RAW_SI_DOCUMENTS = dg.AssetKey("raw_si_documents")
 
-DISCOVERY_CHECKS: list[BatchCheck] = [
-    (
+DISCOVERY_CHECKS = [
+    BatchCheck(
         "register_numbers_well_formed",
         "register numbers are digits only (the suffix apart) and court codes are XJustiz codes",
-        sa.text("""
-            SELECT count(*) FROM content.entities
-             WHERE id = ANY(CAST(:entity_ids AS uuid[]))
-               AND NOT (register_number ~ '^[1-9][0-9]{0,6}$' AND court_code ~ '^[A-Z][0-9]{4}$')
-        """),
+        "malformed_register_numbers",
     ),
 ]
 
@@ -45,9 +40,7 @@ def build_discovery_assets(job_type: JobType) -> dg.AssetsDefinition:
                 description="Their SI documents (XJustiz XML) as downloaded, content-addressed (content.raw_documents).",
             ),
         ],
-        check_specs=[
-            dg.AssetCheckSpec(name, asset=DISCOVERED_ENTITIES, description=d) for name, d, _ in DISCOVERY_CHECKS
-        ],
+        check_specs=check_specs(DISCOVERY_CHECKS, DISCOVERED_ENTITIES),
         retry_policy=retry_policy_for(job_type),
         name="basic_discovery",
     )

@@ -4,9 +4,8 @@ ownership graph as a pandas DataFrame."""
 import functools
 
 import dagster as dg
-import sqlalchemy as sa
 
-from assets.batch import BatchCheck, batch_metadata, retry_policy_for, work_batch
+from assets.batch import BatchCheck, batch_metadata, check_specs, retry_policy_for, work_batch
 from assets.partitions import court_backfill_policy, register_court_partitions_def, reparse_courts, work_queue_by_court
 from orchestration.queue import JobType
 from orchestration.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
@@ -26,52 +25,33 @@ OWNERSHIP_GRAPH = dg.AssetKey("ownership_graph")
 reread_lists = functools.partial(reparse_court, redo=SHAREHOLDER_LIST_REREAD)
 
 
-def _failed_validation(check_name: str) -> sa.TextClause:
-    """Counts the batch's entities whose newest list fails the named validation check."""
-    return sa.text(f"""
-        SELECT count(*) FROM (
-            SELECT DISTINCT ON (entity_id) validation FROM content.shareholder_lists
-             WHERE entity_id = ANY(CAST(:entity_ids AS uuid[]))
-             ORDER BY entity_id, id DESC) latest
-         WHERE EXISTS (SELECT 1 FROM jsonb_array_elements(latest.validation -> 'checks') c
-                        WHERE c ->> 'name' = '{check_name}' AND c ->> 'status' = 'failed')
-    """)
+def _validation_check(name: str, description: str) -> BatchCheck:
+    """The batch's entities whose newest list fails the shareholder-list validation check ``name``."""
+    return BatchCheck(name, description, "lists_failing_check", {"check_name": name})
 
 
-_NEEDS_REVIEW = sa.text("""
-    SELECT count(*) FROM (
-        SELECT DISTINCT ON (entity_id) valid FROM content.shareholder_lists
-         WHERE entity_id = ANY(CAST(:entity_ids AS uuid[]))
-         ORDER BY entity_id, id DESC) latest
-     WHERE NOT latest.valid
-""")
-
-SHAREHOLDER_CHECKS: list[BatchCheck] = [
-    (
+SHAREHOLDER_CHECKS = [
+    BatchCheck(
         "lists_verified",
         "every newest list is verified: all checks passed, no cell read with low confidence "
         "(otherwise it is stored as needs_review)",
-        _NEEDS_REVIEW,
+        "lists_needing_review",
     ),
-    (
+    _validation_check(
         "read_confidently",
         "no cell that carries a value was read with low OCR confidence",
-        _failed_validation("read_confidently"),
     ),
-    (
+    _validation_check(
         "percentages_sum_to_100",
         "shareholder percentages sum to 100 within the rounding GesLV §4 allows",
-        _failed_validation("percentages_sum_to_100"),
     ),
-    (
+    _validation_check(
         "nominal_sum_matches_capital",
         "nominal amounts sum to the capital of the parsed register data",
-        _failed_validation("nominal_sum_matches_capital"),
     ),
-    (
+    _validation_check(
         "shares_numbered",
         "every share has a running number, without gaps or repeats",
-        _failed_validation("shares_numbered"),
     ),
 ]
 
@@ -113,7 +93,7 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
         description="Shareholders read from the lists as tables (text layer or OCR, rules or LLM), one "
         "revision per list, verified or needs_review with its failed checks and low-confidence cells "
         "(content.shareholder_lists, content.shareholders).",
-        check_specs=[dg.AssetCheckSpec(name, asset=SHAREHOLDERS, description=d) for name, d, _ in SHAREHOLDER_CHECKS],
+        check_specs=check_specs(SHAREHOLDER_CHECKS, SHAREHOLDERS),
     )
     def shareholders(
         context: dg.AssetExecutionContext,

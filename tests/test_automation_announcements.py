@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from orchestration.automation.announcements import poll_announcements
-from orchestration.automation.rules import RuleConfigError
+from orchestration.automation.monitoring_rules import RuleConfigError
 from orchestration.register import PortalClient
 from resources.database import DatabaseResource
 from resources.register import RegisterResource

@@ -20,13 +20,12 @@ from orchestration import queue
 from orchestration.definitions import build_definitions
 from orchestration.documents import DocumentStore
 from orchestration.reparse import ReparseScope, enqueue_reparse
-from orchestration.revisions import record_as_of
 from orchestration.settings import get_settings
 from orchestration.shareholders.version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION, parse_si
-from pipeline_helpers import add_entity_with_si, history_rows, sample_si_files
+from pipeline_helpers import add_entity_with_si, history_rows, record_as_of, sample_si_files
 from queue_helpers import expire_lease
 from sample_register.shareholder_lists import generate_list
 
@@ -386,13 +385,14 @@ def test_claims_after_a_bulk_reparse_look_up_each_candidates_entity(engine):
         enqueue_reparse(conn, ReparseScope(), parser_version=NEXT_VERSION)
         plan = "\n".join(
             conn.execute(
-                sa.text("EXPLAIN " + queue.CLAIM.text),
+                sa.text("EXPLAIN " + queue.QUERIES["claim"].text),
                 {
                     "job_type": "xml_parsing",
                     "limit": 5000,
                     "worker_id": "w",
                     "lease_seconds": 60,
                     "background_allowed": True,
+                    **queue.QUEUE_HEAD,
                 },
             ).scalars()
         )

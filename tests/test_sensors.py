@@ -19,6 +19,15 @@ def set_batch_size(engine, job_type: str, size: int) -> None:
         )
 
 
+def queue_xml_parsing(engine, samples_dir, count: int, first_number: int, batch_size: int) -> None:
+    """``count`` entities with an SI document each (so a due xml_parsing job each), parsed in batches of ``batch_size``."""
+    store = DocumentStore(get_settings().documents_dir)
+    content = sample_si_files(samples_dir)[0].read_bytes()
+    for i in range(count):
+        add_entity_with_si(engine, store, content + b" " * i, number=str(first_number + i))
+    set_batch_size(engine, "xml_parsing", batch_size)
+
+
 def tick(defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None):
     sensor = defs.get_sensor_def(name)
     context = dg.build_sensor_context(
@@ -28,11 +37,7 @@ def tick(defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: 
 
 
 def test_sensor_requests_one_run_per_batch_and_a_duplicated_tick_requests_nothing_new(engine, samples_dir):
-    store = DocumentStore(get_settings().documents_dir)
-    content = sample_si_files(samples_dir)[0].read_bytes()
-    for i in range(5):
-        add_entity_with_si(engine, store, content + b" " * i, number=str(500 + i))
-    set_batch_size(engine, "xml_parsing", 2)
+    queue_xml_parsing(engine, samples_dir, count=5, first_number=500, batch_size=2)
     defs = build_definitions()
 
     with dg.instance_for_test() as instance:
@@ -64,11 +69,7 @@ def test_sensor_skips_with_a_reason_when_the_queue_is_empty(engine):
 def test_sensor_does_not_flood_the_daemon_while_runs_are_in_flight(engine, samples_dir, monkeypatch):
     monkeypatch.setenv("HREG_MAX_RUNS_IN_FLIGHT", "2")
     get_settings.cache_clear()
-    store = DocumentStore(get_settings().documents_dir)
-    content = sample_si_files(samples_dir)[0].read_bytes()
-    for i in range(10):
-        add_entity_with_si(engine, store, content + b" " * i, number=str(700 + i))
-    set_batch_size(engine, "xml_parsing", 1)
+    queue_xml_parsing(engine, samples_dir, count=10, first_number=700, batch_size=1)
     defs = build_definitions()
     with dg.instance_for_test() as instance:
         first = tick(defs, "xml_parsing_sensor", instance, cursor=None)
@@ -107,11 +108,7 @@ def test_lease_reaper_sensor_requeues_jobs_of_a_dead_run(engine):
 def test_a_requested_run_claims_the_batch_its_sensor_requested_it_for(engine, samples_dir, monkeypatch):
     monkeypatch.setenv("HREG_MAX_BATCHES_PER_RUN", "1")
     get_settings.cache_clear()
-    store = DocumentStore(get_settings().documents_dir)
-    content = sample_si_files(samples_dir)[0].read_bytes()
-    for i in range(3):
-        add_entity_with_si(engine, store, content + b" " * i, number=str(800 + i))
-    set_batch_size(engine, "xml_parsing", 1)
+    queue_xml_parsing(engine, samples_dir, count=3, first_number=800, batch_size=1)
     defs = build_definitions()
     with dg.instance_for_test() as instance:
         requests = tick(defs, "xml_parsing_sensor", instance, cursor=None).run_requests

@@ -13,7 +13,7 @@ from orchestration.db.engine import get_engine
 from orchestration.documents import is_zip, unpack_zip
 from orchestration.failures import JobError
 from orchestration.register import RegisterClient, ResultRow, SearchMode, make_register_client
-from orchestration.register.models import (
+from orchestration.register.results import (
     ANNOUNCEMENT_CATEGORIES,
     REGISTER_TYPES,
     Download,

@@ -76,14 +76,14 @@ def request_command(entity, requested_by) -> None:
     the sensors then run the download and the parsing."""
     import sqlalchemy as sa
 
+    from orchestration import companies
     from orchestration.db.engine import get_engine
 
     with get_engine().begin() as conn:
         try:
-            job_id = conn.execute(
-                sa.text("SELECT processing.request_shareholder_research(:entity, :user)"),
-                {"entity": str(entity), "user": str(requested_by) if requested_by else None},
-            ).scalar_one()
+            job_id = companies.request_shareholder_research(
+                conn, str(entity), str(requested_by) if requested_by else None, "interactive"
+            )
         except sa.exc.DBAPIError as error:
             raise click.ClickException(str(error.orig).splitlines()[0]) from None
     click.echo(f"entity {entity}: shareholder research requested, job {job_id}")
