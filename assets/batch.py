@@ -13,9 +13,9 @@ from typing import Any
 import dagster as dg
 from sqlalchemy.engine import Engine
 
+from assets.retries import retried_before_claim
 from orchestration import queue
 from orchestration.db import queries
-from orchestration.settings import get_settings
 from orchestration.worker import BatchAborted, BatchReport, Stage, run_batches
 
 # The head of the batch a sensor requested the run for (queue.ClaimStart as text): the run's claim
@@ -36,21 +36,6 @@ class BatchCheck:
     description: str
     query: str
     parameters: Mapping[str, Any] = field(default_factory=dict)
-
-
-def retry_policy_for(job_type: queue.JobType) -> dg.RetryPolicy:
-    """Dagster's retries of a whole step mirror the job type's max_retries and backoff.
-
-    They apply only when a step fails before it has claimed jobs (the database is unreachable,
-    say). Once jobs are claimed, each job's retries belong to the database trigger alone, so
-    that no failure is retried twice over.
-    """
-    return dg.RetryPolicy(
-        max_retries=job_type.max_retries,
-        delay=job_type.backoff_base_s,
-        backoff=dg.Backoff.EXPONENTIAL,
-        jitter=dg.Jitter.PLUS_MINUS,
-    )
 
 
 def _sample_table(report: BatchReport) -> dg.TableMetadataValue | None:
@@ -115,25 +100,28 @@ def work_batch(
     engine: Engine,
     stage: Stage,
     *,
+    max_batches: int,
     limit: int | None = None,
     describe: Callable[[BatchReport], dict[str, Any]] | None = None,
 ) -> BatchReport:
-    """Claim and work one batch as this run (worker id = run id); fail the step only when nothing succeeded."""
-    # An error before the claim (database unreachable) propagates: no job was touched, so the
-    # step's retry policy may retry it.
+    """Claim and work up to ``max_batches`` batches as this run (worker id = run id), from the head
+    of the batch its sensor requested it for; fail the step only when nothing succeeded."""
     head = context.run.tags.get(BATCH_HEAD_TAG)
-    try:
-        report = run_batches(
-            engine,
-            stage,
-            context.run.run_id,
-            max_batches=get_settings().max_batches_per_run,
-            limit=limit,
-            start=queue.ClaimStart.from_text(head) if head else None,
-        )
-    except BatchAborted as exc:
-        # After the claim the jobs belong to the database's retries (through the lease reaper).
-        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    # An error before the claim (database unreachable) is retried as the job type's row says: no
+    # job was touched.
+    with retried_before_claim(context, engine, stage.job_type):
+        try:
+            report = run_batches(
+                engine,
+                stage,
+                context.run.run_id,
+                max_batches=max_batches,
+                limit=limit,
+                start=queue.ClaimStart.from_text(head) if head else None,
+            )
+        except BatchAborted as exc:
+            # After the claim the jobs belong to the database's retries (through the lease reaper).
+            raise dg.Failure(description=str(exc), allow_retries=False) from exc
     context.log.info(
         f"{report.job_type}: claimed {report.claimed}, completed {report.completed}, failed {report.failed} "
         f"({dict(report.failures_by_class)}) in {report.seconds:.2f}s"

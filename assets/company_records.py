@@ -2,13 +2,13 @@
 
 import dagster as dg
 
-from assets.batch import BatchCheck, check_specs, retry_policy_for
-from assets.partitions import court_backfill_policy, register_court_partitions_def, reparse_courts, work_queue_by_court
-from orchestration.queue import JobType
+from assets.batch import BatchCheck, check_specs
+from assets.partitions import register_court_partitions_def, reparse_courts, work_queue_by_court
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.xjustiz import PARSER_VERSION
 from resources.database import DatabaseResource
 from resources.documents import DocumentStoreResource
+from resources.job_queue import JobQueueResource
 
 COMPANY_RECORDS = dg.AssetKey("company_records")
 
@@ -26,16 +26,15 @@ COMPANY_RECORD_CHECKS = [
 ]
 
 
-def build_company_records_asset(job_type: JobType) -> dg.AssetsDefinition:
+def build_company_records_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDefinition:
     @dg.asset(
         key=COMPANY_RECORDS,
         deps=[dg.AssetKey("raw_si_documents")],
         code_version=PARSER_VERSION,
         partitions_def=register_court_partitions_def,
-        backfill_policy=court_backfill_policy,
+        backfill_policy=backfill_policy,
         # Materializations are reported per court partition, by the asset itself.
         output_required=False,
-        retry_policy=retry_policy_for(job_type),
         group_name="register",
         kinds={"postgres", "xml"},
         description="Canonical company records parsed from the SI documents (content.entity_revisions), "
@@ -45,13 +44,17 @@ def build_company_records_asset(job_type: JobType) -> dg.AssetsDefinition:
         check_specs=check_specs(COMPANY_RECORD_CHECKS, COMPANY_RECORDS),
     )
     def company_records(
-        context: dg.AssetExecutionContext, database: DatabaseResource, documents: DocumentStoreResource
+        context: dg.AssetExecutionContext,
+        database: DatabaseResource,
+        documents: DocumentStoreResource,
+        job_queue: JobQueueResource,
     ):
         engine = database.get_engine()
         stage = XmlParsingStage(documents.get_store())
-        run = reparse_courts if context.has_partition_key or context.has_partition_key_range else work_queue_by_court
-        yield from run(
-            context, engine, stage, COMPANY_RECORDS, PARSER_VERSION, COMPANY_RECORD_CHECKS, written="new_revision"
-        )
+        args = (context, engine, stage, COMPANY_RECORDS, PARSER_VERSION, COMPANY_RECORD_CHECKS)
+        if context.has_partition_key or context.has_partition_key_range:
+            yield from reparse_courts(*args, written="new_revision")
+        else:
+            yield from work_queue_by_court(*args, written="new_revision", max_batches=job_queue.max_batches_per_run)
 
     return company_records

@@ -5,9 +5,8 @@ import functools
 
 import dagster as dg
 
-from assets.batch import BatchCheck, batch_metadata, check_specs, retry_policy_for, work_batch
-from assets.partitions import court_backfill_policy, register_court_partitions_def, reparse_courts, work_queue_by_court
-from orchestration.queue import JobType
+from assets.batch import BatchCheck, batch_metadata, check_specs, work_batch
+from assets.partitions import register_court_partitions_def, reparse_courts, work_queue_by_court
 from orchestration.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
 from orchestration.shareholders.store import load_shareholders, review_summary
 from orchestration.shareholders.version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
@@ -15,6 +14,7 @@ from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import ShareholderParsingStage
 from resources.database import DatabaseResource
 from resources.documents import DocumentStoreResource
+from resources.job_queue import JobQueueResource
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
 
@@ -56,38 +56,34 @@ SHAREHOLDER_CHECKS = [
 ]
 
 
-def build_shareholder_list_documents_asset(job_type: JobType) -> dg.AssetsDefinition:
-    @dg.asset(
-        key=SHAREHOLDER_LIST_DOCUMENTS,
-        deps=[dg.AssetKey("company_records")],
-        retry_policy=retry_policy_for(job_type),
-        group_name="shareholders",
-        kinds={"pdf"},
-        description="Shareholder lists (Gesellschafterliste) downloaded from the DK tree, content-addressed "
-        "(content.raw_documents); each run works one batch of due shareholder_download jobs.",
-    )
-    def shareholder_list_documents(
-        context: dg.AssetExecutionContext,
-        database: DatabaseResource,
-        documents: DocumentStoreResource,
-        register: RegisterResource,
-    ) -> dg.MaterializeResult:
-        stage = ShareholderDownloadStage(register.get_client, documents.get_store())
-        report = work_batch(context, database.get_engine(), stage)
-        return dg.MaterializeResult(metadata=batch_metadata(report, {"register": register.kind}))
-
-    return shareholder_list_documents
+@dg.asset(
+    key=SHAREHOLDER_LIST_DOCUMENTS,
+    deps=[dg.AssetKey("company_records")],
+    group_name="shareholders",
+    kinds={"pdf"},
+    description="Shareholder lists (Gesellschafterliste) downloaded from the DK tree, content-addressed "
+    "(content.raw_documents); each run works one batch of due shareholder_download jobs.",
+)
+def shareholder_list_documents(
+    context: dg.AssetExecutionContext,
+    database: DatabaseResource,
+    documents: DocumentStoreResource,
+    register: RegisterResource,
+    job_queue: JobQueueResource,
+) -> dg.MaterializeResult:
+    stage = ShareholderDownloadStage(register.get_client, documents.get_store())
+    report = work_batch(context, database.get_engine(), stage, max_batches=job_queue.max_batches_per_run)
+    return dg.MaterializeResult(metadata=batch_metadata(report, {"register": register.register_kind}))
 
 
-def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
+def build_shareholders_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDefinition:
     @dg.asset(
         key=SHAREHOLDERS,
         deps=[SHAREHOLDER_LIST_DOCUMENTS],
         code_version=SHAREHOLDER_READER_VERSION,
         partitions_def=register_court_partitions_def,
-        backfill_policy=court_backfill_policy,
+        backfill_policy=backfill_policy,
         output_required=False,  # materialized per court partition by the asset itself
-        retry_policy=retry_policy_for(job_type),
         group_name="shareholders",
         kinds={"postgres"},
         description="Shareholders read from the lists as tables (text layer or OCR, rules or LLM), one "
@@ -100,6 +96,7 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
         database: DatabaseResource,
         documents: DocumentStoreResource,
         shareholder_extractor: ShareholderExtractorResource,
+        job_queue: JobQueueResource,
     ):
         engine = database.get_engine()
         stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
@@ -117,7 +114,14 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
             )
         else:
             report = yield from work_queue_by_court(
-                context, engine, stage, SHAREHOLDERS, SHAREHOLDER_READER_VERSION, SHAREHOLDER_CHECKS, written="new_list"
+                context,
+                engine,
+                stage,
+                SHAREHOLDERS,
+                SHAREHOLDER_READER_VERSION,
+                SHAREHOLDER_CHECKS,
+                written="new_list",
+                max_batches=job_queue.max_batches_per_run,
             )
         # Which lists a person should look at: one observation for the run's lists, whatever their courts.
         with engine.connect() as conn:
