@@ -7,7 +7,16 @@ import dagster as dg
 import sqlalchemy as sa
 
 from assets.batch import BatchCheck, batch_metadata, retry_policy_for, work_batch
-from assets.partitions import court_backfill_policy, register_court_partitions_def, reparse_courts, work_queue_by_court
+from assets.keys import COMPANY_RECORDS
+from assets.partitions import (
+    ParsedCourts,
+    court_backfill_policy,
+    register_court_partitions_def,
+    reparse_courts,
+    report_documents,
+    work_queue_by_court,
+)
+from orchestration.court_state import SHAREHOLDER_RECORDS
 from orchestration.queue import JobType
 from orchestration.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
 from orchestration.shareholders.store import load_shareholders, review_summary
@@ -22,6 +31,10 @@ from resources.shareholders import ShareholderExtractorResource
 SHAREHOLDER_LIST_DOCUMENTS = dg.AssetKey("shareholder_list_documents")
 SHAREHOLDERS = dg.AssetKey("shareholders")
 OWNERSHIP_GRAPH = dg.AssetKey("ownership_graph")
+
+PARSED_SHAREHOLDERS = ParsedCourts(
+    SHAREHOLDERS, SHAREHOLDER_LIST_DOCUMENTS, SHAREHOLDER_READER_VERSION, SHAREHOLDER_RECORDS
+)
 
 reread_lists = functools.partial(reparse_court, redo=SHAREHOLDER_LIST_REREAD)
 
@@ -79,22 +92,32 @@ SHAREHOLDER_CHECKS: list[BatchCheck] = [
 def build_shareholder_list_documents_asset(job_type: JobType) -> dg.AssetsDefinition:
     @dg.asset(
         key=SHAREHOLDER_LIST_DOCUMENTS,
-        deps=[dg.AssetKey("company_records")],
+        deps=[COMPANY_RECORDS],
+        partitions_def=register_court_partitions_def,
+        output_required=False,  # materialized per court partition by the asset itself
         retry_policy=retry_policy_for(job_type),
         group_name="shareholders",
         kinds={"pdf"},
         description="Shareholder lists (Gesellschafterliste) downloaded from the DK tree, content-addressed "
-        "(content.raw_documents); each run works one batch of due shareholder_download jobs.",
+        "(content.raw_documents), by register court; each run works one batch of due shareholder_download "
+        "jobs. A partition's data version is the fingerprint of its companies' newest lists.",
     )
     def shareholder_list_documents(
         context: dg.AssetExecutionContext,
         database: DatabaseResource,
         documents: DocumentStoreResource,
         register: RegisterResource,
-    ) -> dg.MaterializeResult:
+    ):
+        engine = database.get_engine()
         stage = ShareholderDownloadStage(register.get_client, documents.get_store())
-        report = work_batch(context, database.get_engine(), stage)
-        return dg.MaterializeResult(metadata=batch_metadata(report, {"register": register.kind}))
+        report = work_batch(context, engine, stage)
+        yield from report_documents(
+            engine,
+            SHAREHOLDER_LIST_DOCUMENTS,
+            SHAREHOLDER_RECORDS,
+            report.entity_ids,
+            batch_metadata(report, {"register": register.kind}),
+        )
 
     return shareholder_list_documents
 
@@ -129,15 +152,14 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
                 context,
                 engine,
                 stage,
-                SHAREHOLDERS,
-                SHAREHOLDER_READER_VERSION,
+                PARSED_SHAREHOLDERS,
                 SHAREHOLDER_CHECKS,
                 written="new_list",
                 reparse=reread_lists,
             )
         else:
             report = yield from work_queue_by_court(
-                context, engine, stage, SHAREHOLDERS, SHAREHOLDER_READER_VERSION, SHAREHOLDER_CHECKS, written="new_list"
+                context, engine, stage, PARSED_SHAREHOLDERS, SHAREHOLDER_CHECKS, written="new_list"
             )
         # Which lists a person should look at: one observation for the run's lists, whatever their courts.
         with engine.connect() as conn:
@@ -157,6 +179,8 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
 @dg.asset(
     key=OWNERSHIP_GRAPH,
     deps=[SHAREHOLDERS],
+    # Rebuilt once the shareholder runs in progress are done, whenever a court of shareholders changed.
+    automation_condition=dg.AutomationCondition.eager(),
     group_name="shareholders",
     kinds={"pandas"},
     description="Who holds what: each company's newest shareholder list as rows of a DataFrame, corporate "
@@ -174,3 +198,12 @@ def ownership_graph(database: DatabaseResource) -> dg.Output:
             "preview": dg.MetadataValue.md(frame.head(20).to_markdown() if len(frame) else "(empty)"),
         },
     )
+
+
+ownership_graph_sensor = dg.AutomationConditionSensorDefinition(
+    "ownership_graph_sensor",
+    target=[OWNERSHIP_GRAPH],
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+    description="Requests a run of ownership_graph after shareholder runs changed its input.",
+)

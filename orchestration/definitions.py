@@ -10,7 +10,12 @@ import dagster as dg
 
 from assets.company_records import build_company_records_asset
 from assets.discovery import build_discovery_assets
-from assets.shareholders import build_shareholder_list_documents_asset, build_shareholders_asset, ownership_graph
+from assets.shareholders import (
+    build_shareholder_list_documents_asset,
+    build_shareholders_asset,
+    ownership_graph,
+    ownership_graph_sensor,
+)
 from orchestration import queue
 from orchestration.db.engine import get_engine
 from resources.database import database_from_environment
@@ -19,7 +24,13 @@ from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
 from sensors.announcements import register_announcements_job, register_announcements_schedule
 from sensors.automation import automation_sensors
-from sensors.jobs import build_job_sensor, job_archive_sensor, lease_reaper_sensor
+from sensors.jobs import (
+    build_job_sensor,
+    canceled_run_jobs_sensor,
+    failed_run_jobs_sensor,
+    job_archive_sensor,
+    lease_reaper_sensor,
+)
 
 # How often each job type's sensor polls: discovery is what a user waits for.
 SENSOR_INTERVAL_SECONDS = {
@@ -70,7 +81,15 @@ def build_definitions() -> dg.Definitions:
         executor=dg.in_process_executor,
         jobs=[*jobs.values(), register_announcements_job],
         schedules=[register_announcements_schedule],
-        sensors=[*sensors, lease_reaper_sensor, job_archive_sensor, *automation_sensors],
+        sensors=[
+            *sensors,
+            lease_reaper_sensor,
+            failed_run_jobs_sensor,
+            canceled_run_jobs_sensor,
+            job_archive_sensor,
+            ownership_graph_sensor,
+            *automation_sensors,
+        ],
         resources={
             "database": database,
             "documents": DocumentStoreResource(),

@@ -80,6 +80,20 @@ CLAIM_FOR_ENTITIES = sa.text(f"""
     {_CLAIM_PICKED}
 """)
 
+# The due interactive jobs of one type for the named entities: the parses of the documents a
+# person's discovery run has just stored, which that run then works itself.
+CLAIM_INTERACTIVE_FOR_ENTITIES = sa.text(f"""
+    WITH picked AS (
+        SELECT j.id
+          FROM processing.due_jobs j
+         WHERE j.entity_id = ANY (CAST(:entity_ids AS uuid[]))
+           AND j.type = :job_type
+           AND j.priority = 'interactive'
+           FOR UPDATE OF j SKIP LOCKED
+    )
+    {_CLAIM_PICKED}
+""")
+
 COUNT_DUE = sa.text("SELECT count(*) FROM processing.due_jobs j WHERE j.type = :job_type")
 
 # The first job of each of the next ``runs`` batches, in claim order: a batch's identity for
@@ -131,29 +145,50 @@ FAIL = sa.text("""
 
 # The re-check of status and lease in the outer WHERE runs on the locked, current row: a job
 # that completed while the reaper looked at it is left alone.
-REAP_EXPIRED = sa.text("""
-    WITH expired AS (
-        SELECT id FROM processing.processing_jobs
-         WHERE status = 'running' AND lease_until < now()
-         ORDER BY lease_until
-         LIMIT :limit
-           FOR UPDATE SKIP LOCKED
-    )
+# Both ways a worker loses its jobs fail them as lease_expired, so that the database retries them.
+_FAIL_AS_LEASE_EXPIRED = """
     UPDATE processing.processing_jobs j
        SET status = 'failed',
            failure_class = 'lease_expired',
            completed_at = now(),
            updated_at = now(),
            result = jsonb_build_object('error', jsonb_build_object(
-               'type', 'lease_expired',
-               'message', format('lease expired at %s while held by %s; the worker crashed or was cancelled',
-                                 j.lease_until, coalesce(j.worker_id, 'nobody')),
-               'source', 'lease_reaper',
-               'code', NULL))
-      FROM expired
-     WHERE j.id = expired.id AND j.status = 'running' AND j.lease_until < now()
+               'type', 'lease_expired', 'message', {message}, 'source', {source}, 'code', NULL))
+      FROM lost
+     WHERE j.id = lost.id AND j.status = 'running' AND {still_lost}
     RETURNING j.id
-""")
+"""
+REAP_EXPIRED = sa.text(
+    """
+    WITH lost AS (
+        SELECT id FROM processing.processing_jobs
+         WHERE status = 'running' AND lease_until < now()
+         ORDER BY lease_until
+         LIMIT :limit
+           FOR UPDATE SKIP LOCKED
+    )"""
+    + _FAIL_AS_LEASE_EXPIRED.format(
+        message="format('lease expired at %s while held by %s; the worker crashed or was cancelled', "
+        "j.lease_until, coalesce(j.worker_id, 'nobody'))",
+        source="'lease_reaper'",
+        still_lost="j.lease_until < now()",
+    )
+)
+# The jobs a Dagster run still held when it failed or was cancelled (its process killed, say):
+# released at once rather than when their leases run out.
+RELEASE_RUN_JOBS = sa.text(
+    """
+    WITH lost AS (
+        SELECT id FROM processing.processing_jobs
+         WHERE status = 'running' AND worker_id = :run_id
+           FOR UPDATE SKIP LOCKED
+    )"""
+    + _FAIL_AS_LEASE_EXPIRED.format(
+        message="format('held by run %s, which ended %s before reporting it', j.worker_id, CAST(:run_status AS text))",
+        source="'run_status_sensor'",
+        still_lost="j.worker_id = :run_id",
+    )
+)
 
 JOB_TYPES = sa.text("""
     SELECT type, stage, max_retries, backoff_base_s, backoff_cap_s, lease_seconds, batch_size, current_version,
@@ -343,11 +378,23 @@ def claim_for_entities(
     return [ClaimedJob._make(row) for row in rows]
 
 
+def claim_interactive_for_entities(
+    conn: sa.Connection, job_type: str, entity_ids: Sequence[str], worker_id: str, lease_seconds: int
+) -> list[ClaimedJob]:
+    """Claim the due interactive ``job_type`` jobs of ``entity_ids``."""
+    rows = conn.execute(
+        CLAIM_INTERACTIVE_FOR_ENTITIES,
+        {"entity_ids": list(entity_ids), "job_type": job_type, "worker_id": worker_id, "lease_seconds": lease_seconds},
+    )
+    return [ClaimedJob._make(row) for row in rows]
+
+
 @dataclass(frozen=True)
 class BatchHead:
     job_id: str
     retry_count: int
     next_attempt_at: datetime
+    priority: str = "background"  # of the batch's first job: interactive heads a person's batch
 
     @property
     def key(self) -> str:
@@ -367,7 +414,7 @@ def batch_heads(
             if room == 0:
                 break
             room -= 1
-        heads.append(BatchHead(str(r.id), r.retry_count, r.next_attempt_at))
+        heads.append(BatchHead(str(r.id), r.retry_count, r.next_attempt_at, r.priority))
     return heads
 
 
@@ -420,6 +467,11 @@ def fail(conn: sa.Connection, worker_id: str, failures: Iterable[tuple[str, JobE
 def reap_expired(conn: sa.Connection, limit: int = 10_000) -> list[str]:
     """Fail running jobs whose lease expired (failure class lease_expired); they are retried."""
     return [str(row.id) for row in conn.execute(REAP_EXPIRED, {"limit": limit})]
+
+
+def release_run_jobs(conn: sa.Connection, run_id: str, run_status: str) -> list[str]:
+    """Fail the running jobs that run ``run_id`` holds, as the lease reaper would; they are retried."""
+    return [str(row.id) for row in conn.execute(RELEASE_RUN_JOBS, {"run_id": run_id, "run_status": run_status})]
 
 
 def enqueue(

@@ -22,6 +22,10 @@ IN_FLIGHT = [
 ]
 JOB_TYPE_TAG = "hreg/job_type"
 BATCH_HEAD_TAG = "hreg/batch_head"
+# The run queue starts runs of higher priority first (Dagster's default is 0, which background
+# runs and backfill runs keep): a person's batch goes ahead of them.
+PRIORITY_TAG = "dagster/priority"
+RUN_PRIORITY = {"interactive": "10", "background": "0"}
 
 
 def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefinition:
@@ -46,14 +50,22 @@ def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefi
             )
         if not heads:
             return dg.SkipReason(f"no due {job_type} jobs")
-        run_keys = [f"{job_type}:{head.key}" for head in heads]
+        priorities = {f"{job_type}:{head.key}": head.priority for head in heads}
+        run_keys = list(priorities)
         previous = json.loads(context.cursor) if context.cursor else {}
         new_keys = [key for key in run_keys if key not in set(previous.get("run_keys", []))]
         context.update_cursor(json.dumps({"run_keys": run_keys}))
         if not new_keys:
             return dg.SkipReason(f"the {len(run_keys)} due batches of {job_type} are already requested")
         return [
-            dg.RunRequest(run_key=key, tags={JOB_TYPE_TAG: job_type, BATCH_HEAD_TAG: key.split(":")[1]})
+            dg.RunRequest(
+                run_key=key,
+                tags={
+                    JOB_TYPE_TAG: job_type,
+                    BATCH_HEAD_TAG: key.split(":")[1],
+                    PRIORITY_TAG: RUN_PRIORITY[priorities[key]],
+                },
+            )
             for key in new_keys
         ]
 
@@ -74,6 +86,37 @@ def lease_reaper_sensor(context: dg.SensorEvaluationContext, database: DatabaseR
     if reaped:
         context.log.warning(f"reaped {len(reaped)} jobs with expired leases: {reaped[:20]}")
     return dg.SkipReason(f"reaped {len(reaped)} expired leases")
+
+
+def _release_jobs_of(context: dg.RunStatusSensorContext, database: DatabaseResource) -> None:
+    run = context.dagster_run
+    with database.get_engine().begin() as conn:
+        released = queue.release_run_jobs(conn, run.run_id, run.status.value)
+    if released:
+        context.log.warning(f"run {run.run_id} ended {run.status.value}: released {len(released)} jobs {released[:20]}")
+
+
+@dg.run_failure_sensor(
+    name="failed_run_jobs_sensor",
+    monitor_all_code_locations=False,
+    minimum_interval_seconds=5,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Gives back the jobs a failed run still held (failure class lease_expired, so the database "
+    "retries them): with run monitoring, a run whose process died is marked failed within a minute.",
+)
+def failed_run_jobs_sensor(context: dg.RunFailureSensorContext, database: DatabaseResource):
+    _release_jobs_of(context, database)
+
+
+@dg.run_status_sensor(
+    name="canceled_run_jobs_sensor",
+    run_status=dg.DagsterRunStatus.CANCELED,
+    minimum_interval_seconds=5,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Gives back the jobs a canceled run still held, as failed_run_jobs_sensor does for failed runs.",
+)
+def canceled_run_jobs_sensor(context: dg.RunStatusSensorContext, database: DatabaseResource):
+    _release_jobs_of(context, database)
 
 
 @dg.sensor(
