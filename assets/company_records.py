@@ -25,7 +25,11 @@ from orchestration.xjustiz import PARSER_VERSION
 from resources.database import DatabaseResource
 from resources.documents import DocumentStoreResource
 
-PARSED_COMPANY_RECORDS = ParsedCourts(COMPANY_RECORDS, RAW_SI_DOCUMENTS, PARSER_VERSION, SI_RECORDS)
+
+def parsed_company_records() -> ParsedCourts:
+    """company_records as parsed by the parser version of this code."""
+    return ParsedCourts(COMPANY_RECORDS, RAW_SI_DOCUMENTS, PARSER_VERSION, SI_RECORDS)
+
 
 COMPANY_RECORD_CHECKS: list[BatchCheck] = [
     (
@@ -82,7 +86,7 @@ def parse_downloaded(
     context.log.info(f"xml_parsing: parsed {report.completed} downloaded documents, failed {report.failed}")
     # The checks of company_records belong to its own runs, which take every other parse.
     yield from work_queue_by_court(
-        context, engine, stage, PARSED_COMPANY_RECORDS, [], written="new_revision", report=report
+        context, engine, stage, parsed_company_records(), [], written="new_revision", report=report
     )
 
 
@@ -112,6 +116,6 @@ def build_company_records_asset(job_type: JobType) -> dg.AssetsDefinition:
         engine = database.get_engine()
         stage = XmlParsingStage(documents.get_store())
         run = reparse_courts if context.has_partition_key or context.has_partition_key_range else work_queue_by_court
-        yield from run(context, engine, stage, PARSED_COMPANY_RECORDS, COMPANY_RECORD_CHECKS, written="new_revision")
+        yield from run(context, engine, stage, parsed_company_records(), COMPANY_RECORD_CHECKS, written="new_revision")
 
     return company_records

@@ -32,9 +32,11 @@ SHAREHOLDER_LIST_DOCUMENTS = dg.AssetKey("shareholder_list_documents")
 SHAREHOLDERS = dg.AssetKey("shareholders")
 OWNERSHIP_GRAPH = dg.AssetKey("ownership_graph")
 
-PARSED_SHAREHOLDERS = ParsedCourts(
-    SHAREHOLDERS, SHAREHOLDER_LIST_DOCUMENTS, SHAREHOLDER_READER_VERSION, SHAREHOLDER_RECORDS
-)
+
+def parsed_shareholders() -> ParsedCourts:
+    """shareholders as read by the reader version of this code."""
+    return ParsedCourts(SHAREHOLDERS, SHAREHOLDER_LIST_DOCUMENTS, SHAREHOLDER_READER_VERSION, SHAREHOLDER_RECORDS)
+
 
 reread_lists = functools.partial(reparse_court, redo=SHAREHOLDER_LIST_REREAD)
 
@@ -152,14 +154,14 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
                 context,
                 engine,
                 stage,
-                PARSED_SHAREHOLDERS,
+                parsed_shareholders(),
                 SHAREHOLDER_CHECKS,
                 written="new_list",
                 reparse=reread_lists,
             )
         else:
             report = yield from work_queue_by_court(
-                context, engine, stage, PARSED_SHAREHOLDERS, SHAREHOLDER_CHECKS, written="new_list"
+                context, engine, stage, parsed_shareholders(), SHAREHOLDER_CHECKS, written="new_list"
             )
         # Which lists a person should look at: one observation for the run's lists, whatever their courts.
         with engine.connect() as conn:
