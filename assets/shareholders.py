@@ -183,6 +183,7 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
     deps=[SHAREHOLDERS],
     # Rebuilt once the shareholder runs in progress are done, whenever a court of shareholders changed.
     automation_condition=dg.AutomationCondition.eager(),
+    io_manager_key="ownership_graph_io_manager",
     group_name="shareholders",
     kinds={"pandas"},
     description="Who holds what: each company's newest shareholder list as rows of a DataFrame, corporate "

@@ -18,8 +18,9 @@ from assets.shareholders import (
 )
 from orchestration import queue
 from orchestration.db.engine import get_engine
+from orchestration.settings import get_settings
 from resources.database import database_from_environment
-from resources.documents import DocumentStoreResource
+from resources.documents import DocumentStoreResource, ownership_graph_io_manager
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
 from sensors.announcements import register_announcements_job, register_announcements_schedule
@@ -95,6 +96,7 @@ def build_definitions() -> dg.Definitions:
             "documents": DocumentStoreResource(),
             "register": RegisterResource(database=database),
             "shareholder_extractor": ShareholderExtractorResource(),
+            "ownership_graph_io_manager": ownership_graph_io_manager(get_settings()),
         },
     )
 

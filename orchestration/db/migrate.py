@@ -4,6 +4,7 @@ definitions of functions, triggers and views (``db/definitions.py``)."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -12,6 +13,7 @@ from alembic.config import Config
 from sqlalchemy.engine import Engine
 
 from orchestration.db import definitions
+from orchestration.documents import DocumentStore
 from orchestration.settings import Settings, get_settings
 
 MIGRATION_SQL_DIR = Path(__file__).parent / "sql" / "migrations"
@@ -44,6 +46,20 @@ def upgrade(engine: Engine, settings: Settings | None = None) -> None:
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK_KEY})
         command.upgrade(_alembic_config(connection), "head")
         sync_job_types(connection, settings)
+    adopt_local_paths(engine, settings)
+
+
+def adopt_local_paths(engine: Engine, settings: Settings) -> None:
+    """Move documents that rows name by an absolute local path into the configured store."""
+    with engine.begin() as connection:
+        _moved, missing = DocumentStore(settings.document_store_location).adopt_local_paths(connection)
+    if missing:
+        shown = ", ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
+        warnings.warn(
+            f"{len(missing)} stored documents name local files that do not exist ({shown}); "
+            "their rows keep the path until the files are back and `hreg db upgrade` runs again",
+            stacklevel=2,
+        )
 
 
 def current_revision(engine: Engine) -> str | None:
