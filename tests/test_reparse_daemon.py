@@ -268,7 +268,7 @@ def all_courts_backfill(stack, samples_dir) -> dict:
         lambda: [
             j for j in job_rows(engine, "xml_parsing") if str(j.entity_id) == newcomer and j.status == "completed"
         ],
-        120,
+        300,
         "a sensor's run to parse the new Munich company",
     )
     wait_until(
