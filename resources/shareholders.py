@@ -9,7 +9,7 @@ from pydantic import Field
 from orchestration.settings import get_settings
 
 if TYPE_CHECKING:
-    from orchestration.shareholders.model import ShareholderList
+    from orchestration.shareholders.shareholder_list import ShareholderList
 
 
 class ShareholderExtractorResource(ConfigurableResource):

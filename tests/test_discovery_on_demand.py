@@ -16,14 +16,14 @@ import sqlalchemy as sa
 
 from orchestration import queue
 from orchestration.documents import DocumentStore
-from orchestration.register import make_register_client, pages
-from orchestration.register.models import SearchMode
-from orchestration.register.sample import start_sample_register_in_thread
+from orchestration.register import make_register_client, portal_pages
+from orchestration.register.results import SearchMode
 from orchestration.settings import Settings
 from orchestration.stages.discovery import DiscoveryStage
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch, run_batches
 from queue_helpers import as_role, insert_entity, insert_search
+from sample_register import start_sample_register_in_thread
 
 
 @pytest.fixture(scope="module")
@@ -292,8 +292,8 @@ def test_no_transaction_is_open_while_a_retrieval_is_under_way(engine, sample_re
 
 def test_the_recorded_result_page_tells_its_page_size_and_row_count(samples_dir):
     """The portal's DataTable widget, as recorded: 10 rows a page, 2 records ("1-2 of 2 records")."""
-    doc = pages.parse_page((samples_dir / "portal" / "search_results.html").read_bytes())
-    table = pages.parse_result_table(doc)
+    doc = portal_pages.parse_page((samples_dir / "portal" / "search_results.html").read_bytes())
+    table = portal_pages.parse_result_table(doc)
     assert (table.table_id, table.rows_per_page, table.row_count) == (
         "ergebnissForm:selectedSuchErgebnisFormTable",
         10,

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from orchestration.automation import webhooks
-from orchestration.automation.rules import Rule, get_rule
+from orchestration.automation.monitoring_rules import Rule, get_rule
 from orchestration.automation.tables import notifications, scheduled_action, trigger_log
 from orchestration.settings import get_settings
 

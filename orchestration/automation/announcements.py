@@ -19,10 +19,10 @@ from datetime import date, timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from orchestration.automation.rules import live_rules
+from orchestration.automation.monitoring_rules import live_rules
 from orchestration.failures import JobError
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import Announcement
+from orchestration.register.results import Announcement
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Engine
 
 from orchestration.automation.firing import FiringOutcome, fire, fired_within
-from orchestration.automation.rules import Rule, live_rules
+from orchestration.automation.monitoring_rules import Rule, live_rules
 from orchestration.automation.sources import Event
 from orchestration.automation.tables import scheduled_trigger_execution
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from orchestration.automation.rules import CHANGE_FIELDS, Rule
+from orchestration.automation.monitoring_rules import CHANGE_FIELDS, Rule
 from orchestration.automation.tables import watch_list
 
 EVENT_SOURCE_TYPES = ("entity_changed", "search_match", "job_failed", "announcement_for_watched_company")

@@ -5,7 +5,9 @@ from __future__ import annotations
 from sqlalchemy.engine import Engine
 
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import (
+from orchestration.register.portal import PortalClient
+from orchestration.register.ratelimit import Priority, SharedRateLimiter
+from orchestration.register.results import (
     Announcement,
     AnnouncementDetail,
     DocumentNode,
@@ -14,8 +16,6 @@ from orchestration.register.models import (
     ResultRow,
     SearchMode,
 )
-from orchestration.register.portal import PortalClient
-from orchestration.register.ratelimit import Priority, SharedRateLimiter
 from orchestration.settings import Settings
 
 __all__ = [

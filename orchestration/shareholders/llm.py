@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.settings import Settings
-from orchestration.shareholders.model import ExtractedList, LlmAnswer, Shareholder
+from orchestration.shareholders.shareholder_list import ExtractedList, LlmAnswer, Shareholder
 from orchestration.shareholders.tables import Table
 
 MAX_TEXT_CHARS = 100_000

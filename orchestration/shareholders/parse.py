@@ -1,7 +1,7 @@
 """Parsing a shareholder list, as a straight line: pages → table → shareholder rows → checks.
 
-pages (``pages``: images or text layer, upright) → table (``tables``: cells with text and
-confidence) → shareholder rows (``rules``, or the LLM from the same cells) → checks
+pages (``page_reader``: images or text layer, upright) → table (``tables``: cells with text and
+confidence) → shareholder rows (``rows``, or the LLM from the same cells) → checks
 (``validation``). Either method's result is judged by the same checks.
 
 A PDF's text layer is read first; when it holds no table, or a table from it does not verify, the
@@ -17,11 +17,11 @@ from typing import Literal, get_args
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.settings import Settings, get_settings
-from orchestration.shareholders import rules
+from orchestration.shareholders import rows
 from orchestration.shareholders.llm import extract_with_llm
-from orchestration.shareholders.model import ExtractedList, ShareholderList, Source, derived_percentage
-from orchestration.shareholders.page import Page
-from orchestration.shareholders.pages import read_by_ocr, read_pages
+from orchestration.shareholders.page_layout import Page
+from orchestration.shareholders.page_reader import read_by_ocr, read_pages
+from orchestration.shareholders.shareholder_list import ExtractedList, ShareholderList, Source, derived_percentage
 from orchestration.shareholders.tables import Table, read_tables
 from orchestration.shareholders.validation import validate
 
@@ -101,7 +101,7 @@ def extract_shareholders(
         return _finish(extract_with_llm(table, settings), "llm", table.source, capital)
     llm_configured = method == "auto" and bool(settings.llm_base_url) and table is not None
     try:
-        by_rules = _finish(rules.extract(table), "rules", table.source, capital)
+        by_rules = _finish(rows.extract(table), "rules", table.source, capital)
     except JobError as error:
         if not llm_configured or error.failure_class != FailureClass.PARSER_ERROR:
             raise

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from orchestration.shareholders.model import Shareholder, ShareholderList
+from orchestration.shareholders.shareholder_list import Shareholder, ShareholderList
 
 if TYPE_CHECKING:
     import pandas as pd

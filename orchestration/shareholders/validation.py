@@ -6,7 +6,13 @@ import itertools
 import re
 from decimal import Decimal
 
-from orchestration.shareholders.model import RUNNING_NUMBER_PATTERN, Check, ExtractedList, Shareholder, Validation
+from orchestration.shareholders.shareholder_list import (
+    RUNNING_NUMBER_PATTERN,
+    Check,
+    ExtractedList,
+    Shareholder,
+    Validation,
+)
 
 HUNDRED = Decimal(100)
 # GesLV §4: percentages may be rounded (half up) to one decimal, but never down to 0, 25 or 50 %.

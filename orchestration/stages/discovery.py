@@ -33,8 +33,8 @@ from orchestration.documents import DocumentStore
 from orchestration.failures import FailureClass, JobError
 from orchestration.queue import ClaimedJob
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import ResultRow, SearchMode
 from orchestration.register.ratelimit import Priority
+from orchestration.register.results import ResultRow, SearchMode
 from orchestration.stages.entities import EntityKey, find_entity_row, load_entity_key
 from orchestration.worker import RetrievingStage
 

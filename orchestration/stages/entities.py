@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import ResultRow, SearchMode
+from orchestration.register.results import ResultRow, SearchMode
 
 LOAD_ENTITY_KEY = sa.text("""
     SELECT id, court_code, register_type, register_number, register_suffix, name

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from orchestration.documents import DocumentStore
 from orchestration.failures import FailureClass, JobError
 from orchestration.queue import ClaimedJob
-from orchestration.shareholders.model import ShareholderList
+from orchestration.shareholders.shareholder_list import ShareholderList
 from orchestration.shareholders.store import store_shareholder_list
 from orchestration.worker import Outcome, Stage, each_job
 

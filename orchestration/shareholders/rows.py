@@ -16,7 +16,7 @@ from typing import Literal
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.columns import Role
-from orchestration.shareholders.model import ExtractedList, Share, Shareholder
+from orchestration.shareholders.shareholder_list import ExtractedList, Share, Shareholder
 from orchestration.shareholders.tables import Table, TableLine, join_lines
 from orchestration.shareholders.values import (
     amounts_in,

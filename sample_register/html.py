@@ -11,10 +11,10 @@ from datetime import date, datetime
 from html import escape
 from zoneinfo import ZoneInfo
 
-from orchestration.register.models import DOCUMENT_KINDS
-from orchestration.register.sample.company import Company
-from orchestration.register.sample.courts import Court
-from orchestration.register.sample.documents import TreeNode
+from orchestration.register.results import DOCUMENT_KINDS
+from sample_register.company import Company
+from sample_register.courts import Court
+from sample_register.documents import TreeNode
 
 VIEW_STATE = "javax.faces.ViewState"
 RESULTS_TABLE = "ergebnissForm:selectedSuchErgebnisFormTable"
