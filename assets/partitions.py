@@ -22,11 +22,10 @@ from dagster._core.definitions.data_version import (
 from sqlalchemy.engine import Engine
 
 from assets.batch import BatchCheck, run_checks, work_batch
-from orchestration import queue
+from assets.retries import retried_before_claim
 from orchestration.court_state import CourtStateQueries, court_states, courts_of_entities, document_fingerprints
 from orchestration.courts import CourtSummary, register_courts, run_by_court
 from orchestration.reparse import ReparseCourt, reparse_court
-from orchestration.settings import get_settings
 from orchestration.worker import BatchAborted, BatchReport, Stage
 
 register_court_partitions_def = dg.StaticPartitionsDefinition(list(register_courts()))
@@ -41,9 +40,9 @@ def courts_per_backfill_run(run_workers: int) -> int:
     return math.ceil(len(register_courts()) / (2 * run_workers))
 
 
-court_backfill_policy = dg.BackfillPolicy.multi_run(
-    max_partitions_per_run=courts_per_backfill_run(get_settings().max_concurrent_runs)
-)
+def court_backfill_policy(run_workers: int) -> dg.BackfillPolicy:
+    """Backfills of the court partitions, for a run queue that starts ``run_workers`` runs at once."""
+    return dg.BackfillPolicy.multi_run(max_partitions_per_run=courts_per_backfill_run(run_workers))
 
 
 def court_metadata(summary: CourtSummary, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -177,38 +176,39 @@ def reparse_courts(
     the run did over all its courts.
     """
     run_id = context.run.run_id
-    with engine.connect() as conn:
-        job_type = queue.job_types(conn)[stage.job_type]
     touched = BatchReport(job_type=stage.job_type, worker_id=run_id)
     failed: list[CourtSummary] = []
-    for court in context.partition_keys:
-        try:
-            result = reparse(
-                engine,
-                stage,
-                run_id,
-                court,
-                parser_version=parsed.code_version,
-                batch_size=job_type.batch_size,
-                lease_seconds=job_type.lease_seconds,
+    # The job type's row, read as the step starts; a failure before a court's jobs are claimed
+    # retries the step as the row says.
+    with retried_before_claim(context, engine, stage.job_type) as job_type:
+        for court in context.partition_keys:
+            try:
+                result = reparse(
+                    engine,
+                    stage,
+                    run_id,
+                    court,
+                    parser_version=parsed.code_version,
+                    batch_size=job_type.batch_size,
+                    lease_seconds=job_type.lease_seconds,
+                )
+            except BatchAborted as exc:
+                raise dg.Failure(description=f"court {court}: {exc}", allow_retries=False) from exc
+            touched.absorb(result.report)
+            summary = CourtSummary.of_report(court, result.report, written)
+            context.log.info(
+                f"court {court}: {summary.completed} re-parsed, {summary.written} written, failed "
+                f"{dict(summary.failures_by_class)}, {result.held_elsewhere} held by other workers"
             )
-        except BatchAborted as exc:
-            raise dg.Failure(description=f"court {court}: {exc}", allow_retries=False) from exc
-        touched.absorb(result.report)
-        summary = CourtSummary.of_report(court, result.report, written)
-        context.log.info(
-            f"court {court}: {summary.completed} re-parsed, {summary.written} written, failed "
-            f"{dict(summary.failures_by_class)}, {result.held_elsewhere} held by other workers"
-        )
-        if summary.failed:
-            failed.append(summary)
-        else:
-            extra = {
-                "parser_version": parsed.code_version,
-                "held_by_other_workers": result.held_elsewhere,
-                "seconds": round(result.report.seconds, 2),
-            }
-            yield from court_events(context, engine, parsed, [summary], {court: extra})
+            if summary.failed:
+                failed.append(summary)
+            else:
+                extra = {
+                    "parser_version": parsed.code_version,
+                    "held_by_other_workers": result.held_elsewhere,
+                    "seconds": round(result.report.seconds, 2),
+                }
+                yield from court_events(context, engine, parsed, [summary], {court: extra})
     yield from run_checks(engine, checks, touched, parsed.asset_key)
     if failed:
         raise dg.Failure(
@@ -228,13 +228,14 @@ def work_queue_by_court(
     checks: Sequence[BatchCheck],
     *,
     written: str,
+    max_batches: int = 0,
     report: BatchReport | None = None,
 ) -> Generator[dg.AssetMaterialization | dg.AssetObservation | dg.AssetCheckResult, None, BatchReport]:
-    """A run without a partition (the sensor's): batches of due jobs (or the ``report`` of jobs the
-    run has worked already), then the events of every court a job touched (court_events), so each
-    partition's status stays true. Returns the batches' report."""
+    """A run without a partition (the sensor's): up to ``max_batches`` batches of due jobs (or the
+    ``report`` of jobs the run has worked already), then the events of every court a job touched
+    (court_events), so each partition's status stays true. Returns the batches' report."""
     if report is None:
-        report = work_batch(context, engine, stage)
+        report = work_batch(context, engine, stage, max_batches=max_batches)
     with engine.connect() as conn:
         summaries = run_by_court(conn, context.run.run_id, stage.job_type, written)
     courts = register_courts()

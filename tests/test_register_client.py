@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from orchestration.cli import main
 from orchestration.failures import FailureClass, JobError
-from orchestration.register import PortalClient, ResultRow, SearchMode, make_register_client
+from orchestration.register import PortalClient, ResultRow, SearchMode, register_client_for
 from orchestration.register.results import walk_nodes
 from orchestration.settings import Settings, get_settings
 from orchestration.xjustiz import parse_si, validate_xsd
@@ -238,7 +238,7 @@ def test_unexpected_partial_response_is_a_parser_error(sample_register, client, 
 
 def test_configured_client_takes_tokens_of_the_shared_bucket(sample_register, engine):
     settings = Settings(register_url=sample_register.url, rate_limit_per_hour=3600)
-    with make_register_client(settings, engine) as client:
+    with register_client_for(settings, engine) as client:
         client.search("Apple GmbH", SearchMode.EXACT)
 
     with engine.connect() as conn:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from functools import cache
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -63,8 +64,9 @@ def adopt_local_paths(engine: Engine, settings: Settings) -> None:
         )
 
 
+@cache
 def head_revision() -> str:
-    """The newest revision this code knows."""
+    """The newest revision this code knows (read once: the scripts do not change under a process)."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     return ScriptDirectory.from_config(config).get_current_head()
