@@ -15,59 +15,11 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from orchestration.reparse import _NEWEST_LIST, _completed_by_version
+from orchestration.db import queries
 
+QUERIES = queries.load("court_state")
 # A court without stored documents has nothing to parse: current, with this fingerprint.
 EMPTY_FINGERPRINT = "empty"
-
-SI_COURT_STATES = sa.text(f"""
-    SELECT left(e.court_code, 5) AS court,
-           count(*) FILTER (WHERE NOT {_completed_by_version("xml_parsing", "e.current_si_document_id")}) AS unfinished,
-           md5(string_agg(e.id::text || ':' || e.current_si_document_id::text, ',' ORDER BY e.id)) AS documents,
-           md5(string_agg(e.id::text || ':' || coalesce(newest.content_hash, ''), ',' ORDER BY e.id)) AS records
-      FROM content.entities e
-      LEFT JOIN LATERAL (
-            SELECT r.content_hash FROM content.entity_revisions r
-             WHERE r.entity_id = e.id ORDER BY r.id DESC LIMIT 1) newest ON true
-     WHERE e.current_si_document_id IS NOT NULL AND left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
-     GROUP BY 1
-""")
-
-SHAREHOLDER_COURT_STATES = sa.text(f"""
-    SELECT left(e.court_code, 5) AS court,
-           count(*) FILTER (WHERE NOT {_completed_by_version("shareholder_parsing", "list.id")}) AS unfinished,
-           md5(string_agg(e.id::text || ':' || list.id::text, ',' ORDER BY e.id)) AS documents,
-           md5(string_agg(e.id::text || ':' || coalesce(newest.content_hash, ''), ',' ORDER BY e.id)) AS records
-      FROM content.entities e
-      CROSS JOIN LATERAL ({_NEWEST_LIST}) list
-      LEFT JOIN LATERAL (
-            SELECT l.content_hash FROM content.shareholder_lists l
-             WHERE l.entity_id = e.id ORDER BY l.id DESC LIMIT 1) newest ON true
-     WHERE left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
-     GROUP BY 1
-""")
-
-# The stored documents of each court, for the partitions of the downloaded documents.
-SI_DOCUMENT_FINGERPRINTS = sa.text("""
-    SELECT left(e.court_code, 5) AS court,
-           md5(string_agg(e.id::text || ':' || e.current_si_document_id::text, ',' ORDER BY e.id)) AS documents
-      FROM content.entities e
-     WHERE e.current_si_document_id IS NOT NULL AND left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
-     GROUP BY 1
-""")
-SHAREHOLDER_LIST_FINGERPRINTS = sa.text(f"""
-    SELECT left(e.court_code, 5) AS court,
-           md5(string_agg(e.id::text || ':' || list.id::text, ',' ORDER BY e.id)) AS documents
-      FROM content.entities e
-      CROSS JOIN LATERAL ({_NEWEST_LIST}) list
-     WHERE left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
-     GROUP BY 1
-""")
-
-COURTS_OF_ENTITIES = sa.text("""
-    SELECT DISTINCT left(court_code, 5) FROM content.entities
-     WHERE id = ANY(CAST(:entity_ids AS uuid[])) AND court_code IS NOT NULL
-""")
 
 
 @dataclass(frozen=True)
@@ -91,8 +43,8 @@ class CourtStateQueries:
     document_fingerprints: sa.TextClause
 
 
-SI_RECORDS = CourtStateQueries(SI_COURT_STATES, SI_DOCUMENT_FINGERPRINTS)
-SHAREHOLDER_RECORDS = CourtStateQueries(SHAREHOLDER_COURT_STATES, SHAREHOLDER_LIST_FINGERPRINTS)
+SI_RECORDS = CourtStateQueries(QUERIES["si_court_states"], QUERIES["si_document_fingerprints"])
+SHAREHOLDER_RECORDS = CourtStateQueries(QUERIES["shareholder_court_states"], QUERIES["shareholder_list_fingerprints"])
 
 
 def court_states(
@@ -114,4 +66,4 @@ def document_fingerprints(conn: sa.Connection, queries: CourtStateQueries, court
 
 
 def courts_of_entities(conn: sa.Connection, entity_ids: Sequence[str]) -> list[str]:
-    return sorted(conn.execute(COURTS_OF_ENTITIES, {"entity_ids": list(entity_ids)}).scalars())
+    return sorted(conn.execute(QUERIES["courts_of_entities"], {"entity_ids": list(entity_ids)}).scalars())
