@@ -16,8 +16,8 @@ from assets.partitions import (
 )
 from orchestration.court_state import SHAREHOLDER_RECORDS
 from orchestration.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
+from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.shareholders.store import load_shareholders, review_summary
-from orchestration.shareholders.version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import ShareholderParsingStage
 from resources.database import DatabaseResource

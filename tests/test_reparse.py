@@ -20,7 +20,7 @@ from orchestration import queue
 from orchestration.definitions import build_definitions
 from orchestration.documents import DocumentStore
 from orchestration.reparse import ReparseScope, enqueue_reparse
-from orchestration.shareholders.version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
+from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION, parse_si
