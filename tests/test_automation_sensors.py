@@ -9,13 +9,14 @@ from orchestration.automation import SIGNATURE_HEADER, EventCursor, verify_signa
 from resources.database import DatabaseResource
 from resources.webhooks import WebhookResource
 from sensors.automation import automation_event_sensor, automation_schedule_sensor, automation_sensors
-from test_automation_support import (
+from test_automation_support import (  # noqa: F401 - receiver is a fixture
     LOOPBACK,
     add_revision,
     company_record,
     make_entity,
     make_rule,
     notification_titles,
+    receiver,
 )
 
 
