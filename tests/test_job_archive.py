@@ -93,6 +93,7 @@ def test_the_archive_has_the_job_tables_columns_in_their_order(engine):
 def test_a_deleted_job_still_takes_its_history_along(engine):
     (job_id,) = complete_discoveries(engine, 1, days_ago=8)
     with engine.begin() as conn:
+        assert [h.status for h in history(conn, job_id)] == ["queued", "running", "completed"]
         conn.execute(sa.text("DELETE FROM processing.processing_jobs WHERE id = :id"), {"id": job_id})
         assert history(conn, job_id) == []
 
