@@ -15,7 +15,12 @@ import dagster as dg
 from assets.company_records import build_company_records_asset
 from assets.discovery import basic_discovery
 from assets.partitions import court_backfill_policy
-from assets.shareholders import build_shareholders_asset, ownership_graph, shareholder_list_documents
+from assets.shareholders import (
+    build_shareholders_asset,
+    ownership_graph,
+    ownership_graph_sensor,
+    shareholder_list_documents,
+)
 from orchestration.settings import Settings
 from resources.database import DatabaseResource
 from resources.discovery import SearchPolicyResource
@@ -23,9 +28,16 @@ from resources.documents import DocumentStoreResource, ownership_graph_io_manage
 from resources.job_queue import JobQueueResource
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
+from resources.webhooks import WebhookResource
 from sensors.announcements import register_announcements_job, register_announcements_schedule
 from sensors.automation import automation_sensors
-from sensors.jobs import build_job_sensor, job_archive_sensor, lease_reaper_sensor
+from sensors.jobs import (
+    build_job_sensor,
+    canceled_run_jobs_sensor,
+    failed_run_jobs_sensor,
+    job_archive_sensor,
+    lease_reaper_sensor,
+)
 
 # How often each job type's sensor polls: discovery is what a user waits for.
 SENSOR_INTERVAL_SECONDS = {
@@ -68,6 +80,7 @@ def build_resources(settings: Settings) -> dict[str, Any]:
         "search_policy": SearchPolicyResource.from_settings(settings),
         "job_queue": JobQueueResource.from_settings(settings),
         "shareholder_extractor": ShareholderExtractorResource.from_settings(settings),
+        "webhooks": WebhookResource.from_settings(settings),
         "ownership_graph_io_manager": ownership_graph_io_manager(settings),
     }
 
@@ -91,7 +104,15 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
         executor=executor,
         jobs=[*jobs.values(), register_announcements_job],
         schedules=[register_announcements_schedule],
-        sensors=[*sensors, lease_reaper_sensor, job_archive_sensor, *automation_sensors],
+        sensors=[
+            *sensors,
+            lease_reaper_sensor,
+            failed_run_jobs_sensor,
+            canceled_run_jobs_sensor,
+            job_archive_sensor,
+            ownership_graph_sensor,
+            *automation_sensors,
+        ],
         resources=build_resources(settings),
     )
 

@@ -1,9 +1,12 @@
-"""All configuration in one place: environment variables with the ``HREG_`` prefix."""
+"""All configuration in one place: environment variables with the ``HREG_`` prefix.
+
+Read once where a process starts (the code location's Definitions, the CLI's entry point, a
+worker host's Celery app) and handed down; Dagster's resources carry it as their configuration.
+A new setting is a field here and, if runs need it, a field of the resource that uses it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from typing import Literal
@@ -101,6 +104,11 @@ class Settings(BaseSettings):
         4, description="Runs of one job type queued or running at once at most; its sensor requests no more."
     )
     max_concurrent_runs: int = Field(4, description="Runs the Dagster run queue starts at once.")
+    people_run_slots: int = Field(
+        1,
+        ge=0,
+        description="Run slots that backfill runs never take, so that a person's run starts while a backfill runs.",
+    )
     webserver_port: int = Field(3000, description="Port of the Dagster webserver started by `hreg dev`.")
     job_archive_after_days: float = Field(
         7.0, gt=0, description="Completed jobs move to processing.job_archive this many days after completion."
@@ -124,12 +132,12 @@ class Settings(BaseSettings):
     @field_validator("webhook_allowed_networks")
     @classmethod
     def _networks_parse(cls, value: str) -> str:
-        _parse_networks(value)  # a typo fails at start, not at the first delivery
+        parse_networks(value)  # a typo fails at start, not at the first delivery
         return value
 
     @property
     def webhook_networks(self) -> tuple[IPv4Network | IPv6Network, ...]:
-        return _parse_networks(self.webhook_allowed_networks)
+        return parse_networks(self.webhook_allowed_networks)
 
     @property
     def llm_endpoint(self) -> LlmEndpoint | None:
@@ -182,10 +190,5 @@ class Settings(BaseSettings):
         return 60 if self.register_kind == "live" else 36000
 
 
-def _parse_networks(value: str) -> tuple[IPv4Network | IPv6Network, ...]:
+def parse_networks(value: str) -> tuple[IPv4Network | IPv6Network, ...]:
     return tuple(ip_network(part.strip()) for part in value.split(",") if part.strip())
-
-
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    return Settings()

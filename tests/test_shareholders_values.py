@@ -6,8 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from orchestration.shareholders.columns import Role, roles
-from orchestration.shareholders.values import (
+from orchestration.shareholders.cell_values import (
     amounts_in,
     currency_in,
     firm_name,
@@ -17,6 +16,7 @@ from orchestration.shareholders.values import (
     running_numbers_in,
     seat_of,
 )
+from orchestration.shareholders.columns import Role, roles
 
 
 @pytest.mark.parametrize(

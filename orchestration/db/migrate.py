@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 
 from orchestration.db import sql_definitions
 from orchestration.documents import DocumentStore
-from orchestration.settings import Settings, get_settings
+from orchestration.settings import Settings
 
 MIGRATION_SQL_DIR = Path(__file__).parent / "sql" / "migrations"
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -41,9 +41,8 @@ def _alembic_config(connection: sa.Connection) -> Config:
     return config
 
 
-def upgrade(engine: Engine, settings: Settings | None = None) -> None:
+def upgrade(engine: Engine, settings: Settings) -> None:
     """Bring the schema to the newest revision and sync job settings; harmless when current."""
-    settings = settings or get_settings()
     with engine.begin() as connection:
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK_KEY})
         command.upgrade(_alembic_config(connection), "head")
@@ -96,8 +95,8 @@ def current_revision(engine: Engine) -> str | None:
 
 def code_parser_versions() -> tuple[tuple[str, str], ...]:
     """(job type, version) of the parsers in this code, which processing.job_types must name."""
-    from orchestration.shareholders.version import PARSER_VERSION as READER_VERSION
-    from orchestration.xjustiz.version import PARSER_VERSION
+    from orchestration.shareholders.reader_version import PARSER_VERSION as READER_VERSION
+    from orchestration.xjustiz.parser_version import PARSER_VERSION
 
     return (("xml_parsing", PARSER_VERSION), ("shareholder_parsing", READER_VERSION))
 

@@ -15,10 +15,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.shareholders.columns import Role
-from orchestration.shareholders.shareholder_list import ExtractedList, Share, Shareholder
-from orchestration.shareholders.tables import Table, TableLine, join_lines
-from orchestration.shareholders.values import (
+from orchestration.shareholders.cell_values import (
     amounts_in,
     birth_date_in,
     currency_in,
@@ -30,6 +27,9 @@ from orchestration.shareholders.values import (
     seat_of,
     without_money,
 )
+from orchestration.shareholders.columns import Role
+from orchestration.shareholders.shareholder_list import ExtractedList, Share, Shareholder
+from orchestration.shareholders.tables import Table, TableLine, join_lines
 
 SAME_HOLDER = 0.85
 
