@@ -17,6 +17,9 @@ from orchestration import queue
 from orchestration.settings import get_settings
 from orchestration.worker import BatchAborted, BatchReport, Stage, run_batches
 
+# The head of the batch a sensor requested the run for (queue.ClaimStart as text): the run's claim
+# starts there.
+BATCH_HEAD_TAG = "hreg/batch_head"
 SAMPLE_ROWS = 10
 TOUCHED_ENTITIES_SHOWN = 100
 
@@ -103,9 +106,15 @@ def work_batch(
     """Claim and work one batch as this run (worker id = run id); fail the step only when nothing succeeded."""
     # An error before the claim (database unreachable) propagates: no job was touched, so the
     # step's retry policy may retry it.
+    head = context.run.tags.get(BATCH_HEAD_TAG)
     try:
         report = run_batches(
-            engine, stage, context.run.run_id, max_batches=get_settings().max_batches_per_run, limit=limit
+            engine,
+            stage,
+            context.run.run_id,
+            max_batches=get_settings().max_batches_per_run,
+            limit=limit,
+            start=queue.ClaimStart.from_text(head) if head else None,
         )
     except BatchAborted as exc:
         # After the claim the jobs belong to the database's retries (through the lease reaper).

@@ -157,6 +157,7 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
 @dg.asset(
     key=OWNERSHIP_GRAPH,
     deps=[SHAREHOLDERS],
+    io_manager_key="ownership_graph_io_manager",
     group_name="shareholders",
     kinds={"pandas"},
     description="Who holds what: each company's newest shareholder list as rows of a DataFrame, corporate "

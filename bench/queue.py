@@ -30,6 +30,7 @@ import sqlalchemy as sa
 from bench.common import bench_database, load_stand_in_entities, log
 from orchestration import queue
 from orchestration.db.engine import create_app_engine
+from orchestration.processes import run_in_processes
 
 BATCH_SIZES = (1, 100, 1000)
 WORKER_COUNTS = (1, 4)
@@ -208,16 +209,16 @@ def measure(engine: sa.Engine, url: str, kind: str, batch_size: int, workers: in
     """Jobs per second claimed and completed by ``workers`` processes in batches of ``batch_size``."""
     jobs = JOBS_PER_BATCH_SIZE[batch_size]
     prepare(engine, kind, jobs)
-    context = multiprocessing.get_context("spawn")
-    with context.Manager() as manager, context.Pool(workers) as pool:
+    with multiprocessing.get_context("spawn").Manager() as manager:
         start = manager.Barrier(workers)
-        results = pool.starmap(
+        results = run_in_processes(
             work_until_empty,
             [
                 # Worker ids as Dagster runs claim: their run ids.
                 (url, kind, batch_size, str(uuid.uuid4()), start)
                 for _ in range(workers)
             ],
+            timeout_s=600,
         )
     done = sum(count for count, _, _ in results)
     if done != jobs:

@@ -13,8 +13,10 @@ from assets.discovery import build_discovery_assets
 from assets.shareholders import build_shareholder_list_documents_asset, build_shareholders_asset, ownership_graph
 from orchestration import queue
 from orchestration.db.engine import get_engine
+from orchestration.db.migrate import schema_behind
+from orchestration.settings import get_settings
 from resources.database import database_from_environment
-from resources.documents import DocumentStoreResource
+from resources.documents import DocumentStoreResource, ownership_graph_io_manager
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
 from sensors.announcements import register_announcements_job, register_announcements_schedule
@@ -30,15 +32,25 @@ SENSOR_INTERVAL_SECONDS = {
 }
 
 
+class SchemaBehind(RuntimeError):
+    """The database is older than the code location."""
+
+
 def load_job_types() -> dict[str, queue.JobType]:
+    engine = get_engine()
     try:
-        with get_engine().connect() as conn:
-            return queue.job_types(conn)
+        behind = schema_behind(engine)
+        with engine.connect() as conn:
+            job_types = queue.job_types(conn)
     except Exception as exc:
         raise RuntimeError(
             f"cannot read processing.job_types ({type(exc).__name__}: {exc}); "
             "run `hreg db upgrade` (or `hreg dev`) first"
         ) from exc
+    # Checked at load: a location deployed against an older schema would otherwise fail inside a run.
+    if behind:
+        raise SchemaBehind(f"{behind}: run `hreg db upgrade` against this database before loading the code location")
+    return job_types
 
 
 def asset_job(job_type: str, asset: dg.AssetsDefinition):
@@ -76,6 +88,7 @@ def build_definitions() -> dg.Definitions:
             "documents": DocumentStoreResource(),
             "register": RegisterResource(database=database),
             "shareholder_extractor": ShareholderExtractorResource(),
+            "ownership_graph_io_manager": ownership_graph_io_manager(get_settings()),
         },
     )
 

@@ -6,6 +6,7 @@ same processes through this module.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -175,15 +176,50 @@ def wait_for_http(url: str, process: subprocess.Popen, timeout_s: float) -> None
 
 
 def stop(stack: Stack, timeout_s: float = 20) -> None:
-    """Stop the children, newest first (webserver, daemon, then the sample register)."""
+    """Stop the children, newest first (webserver, daemon, then the sample register), each with
+    the processes it started: every child leads a process group of its own, and a group member
+    still there after its leader has gone (a code server, a run) is killed with the group."""
     for process in reversed(stack.processes.values()):
         if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
+            _signal_group(process.pid, signal.SIGTERM)
     for name, process in reversed(list(stack.processes.items())):
         try:
             process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             log.warning("%s did not stop within %ss; killing it", name, timeout_s)
-            os.killpg(process.pid, signal.SIGKILL)
+            _signal_group(process.pid, signal.SIGKILL)
             process.wait()
+    for name, process in stack.processes.items():
+        if _group_alive(process.pid, timeout_s):
+            log.warning("processes started by %s outlived it; killing them", name)
+            _signal_group(process.pid, signal.SIGKILL)
     stack.processes.clear()
+
+
+def _signal_group(group: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signum)
+
+
+def _group_alive(group: int, timeout_s: float) -> bool:
+    """Whether process group ``group`` still has a running member after up to ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while group_members(group):
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def group_members(group: int) -> list[int]:
+    """Pids of the processes of ``group`` that still run (an exited one not yet reaped is not)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        state, pgrp = fields[0], int(fields[2])
+        if pgrp == group and state not in ("Z", "X"):
+            members.append(int(stat.parent.name))
+    return members

@@ -1,7 +1,8 @@
 """Raw documents, content-addressed: one content.raw_documents row per sha256.
 
-Small documents (SI XML) live in the row; larger ones (scanned shareholder lists) in files under
-the store's directory, named by their hash, so that the table stays small and backups cheap.
+Small documents (SI XML) live in the row; larger ones (scanned shareholder lists) in the object
+store (a directory or an S3 bucket), under a key made of their hash, so that the table stays small,
+backups stay cheap and every host reads what any host stored.
 ZIP archives the register sends are unpacked safely (`unpack_zip`) and their files stored.
 """
 
@@ -9,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from orchestration.failures import FailureClass, JobError
+from orchestration.object_store import ObjectStore, open_object_store
 
 INLINE_LIMIT_BYTES = 512 * 1024
 
@@ -34,6 +34,10 @@ LOAD = sa.text("""
       FROM content.raw_documents WHERE id = ANY(CAST(:ids AS uuid[]))
 """)
 
+# Rows from before documents were stored by key name a file by its absolute local path.
+LOCAL_PATHS = sa.text("SELECT id, sha256, storage_path FROM content.raw_documents WHERE storage_path LIKE '/%'")
+SET_KEY = sa.text("UPDATE content.raw_documents SET storage_path = :key WHERE id = :id")
+
 
 @dataclass(frozen=True)
 class StoredDocument:
@@ -46,11 +50,15 @@ class StoredDocument:
 
 
 class DocumentStore:
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
+    """Document rows in the database, their large bytes in an object store under a relative key."""
 
-    def _path(self, sha256: str) -> Path:
-        return self.directory / sha256[:2] / sha256
+    def __init__(self, location: str | Path, inline_limit_bytes: int = INLINE_LIMIT_BYTES) -> None:
+        self.objects: ObjectStore = open_object_store(location)
+        self.inline_limit_bytes = inline_limit_bytes
+
+    @staticmethod
+    def key(sha256: str) -> str:
+        return f"{sha256[:2]}/{sha256}"
 
     def store(
         self,
@@ -65,16 +73,11 @@ class DocumentStore:
     ) -> str:
         """Store ``content`` once; returns the id of its row (the existing one for known bytes)."""
         sha256 = hashlib.sha256(content).hexdigest()
-        storage_path = None
-        if len(content) > INLINE_LIMIT_BYTES:
-            path = self._path(sha256)
-            if not path.exists():
-                path.parent.mkdir(parents=True, exist_ok=True)
-                # Write-then-rename: a reader never sees half a file.
-                with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:
-                    tmp.write(content)
-                os.replace(tmp.name, path)
-            storage_path = str(path)
+        storage_key = None
+        if len(content) > self.inline_limit_bytes:
+            storage_key = self.key(sha256)
+            if not self.objects.exists(storage_key):
+                self.objects.put(storage_key, content)
         row_id = conn.execute(
             STORE,
             {
@@ -84,8 +87,8 @@ class DocumentStore:
                 "media_type": media_type,
                 "filename": filename,
                 "size_bytes": len(content),
-                "content": None if storage_path else content,
-                "storage_path": storage_path,
+                "content": None if storage_key else content,
+                "storage_path": storage_key,
                 "source_url": source_url,
             },
         ).scalar_one()
@@ -95,7 +98,7 @@ class DocumentStore:
         """The documents with ``ids``, with their bytes; ids that do not exist are missing."""
         documents = {}
         for row in conn.execute(LOAD, {"ids": ids}):
-            content = bytes(row.content) if row.content is not None else Path(row.storage_path).read_bytes()
+            content = bytes(row.content) if row.content is not None else self.objects.get(row.storage_path)
             documents[str(row.id)] = StoredDocument(
                 id=str(row.id),
                 sha256=row.sha256,
@@ -105,6 +108,23 @@ class DocumentStore:
                 content=content,
             )
         return documents
+
+    def adopt_local_paths(self, conn: sa.Connection) -> tuple[int, list[str]]:
+        """Move files that rows name by an absolute local path (as stored before keys) into this
+        store and give the rows their key. Returns how many moved and the paths that do not exist,
+        whose rows keep their path: nothing is lost, and a later run with the files back adopts them."""
+        moved, missing = 0, []
+        for row in conn.execute(LOCAL_PATHS):
+            path = Path(row.storage_path)
+            if not path.is_file():
+                missing.append(row.storage_path)
+                continue
+            key = self.key(row.sha256)
+            if not self.objects.exists(key):
+                self.objects.put(key, path.read_bytes())
+            conn.execute(SET_KEY, {"id": row.id, "key": key})
+            moved += 1
+        return moved, missing
 
 
 # ZIP archives from the register ---------------------------------------------------------------

@@ -24,6 +24,19 @@ class Settings(BaseSettings):
         Path(".hreg"),
         description="Embedded PostgreSQL, Dagster's home and stored documents live here.",
     )
+    document_store: str = Field(
+        "",
+        description="Where documents too large for their database row are stored: file://DIRECTORY or "
+        "s3://BUCKET/PREFIX (boto3's AWS_* variables configure the client); empty: <HREG_DATA_DIR>/documents.",
+    )
+    document_inline_limit_bytes: int = Field(
+        512 * 1024, ge=0, description="Documents up to this size live in their database row, larger ones in the store."
+    )
+    cluster: bool = Field(
+        False,
+        description="This process is part of a multi-host deployment: it refuses to start without "
+        "HREG_DATABASE_URL instead of starting an embedded server no other host could reach.",
+    )
     register_kind: Literal["sample", "live"] = Field(
         "sample", validation_alias="HREG_REGISTER", description="Which register to talk to: sample or live."
     )
@@ -118,6 +131,10 @@ class Settings(BaseSettings):
     @property
     def documents_dir(self) -> Path:
         return self.resolved_data_dir / "documents"
+
+    @property
+    def document_store_location(self) -> str:
+        return self.document_store or self.documents_dir.as_uri()
 
     @property
     def register_base_url(self) -> str:

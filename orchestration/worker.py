@@ -24,11 +24,9 @@ from sqlalchemy.engine import Engine
 
 from orchestration import queue
 from orchestration.failures import FailureClass, JobError
-from orchestration.queue import ClaimedJob
+from orchestration.queue import ClaimedJob, ClaimStart, Outcome
 
 log = logging.getLogger(__name__)
-
-Outcome = dict[str, Any] | JobError
 
 
 class Stage(ABC):
@@ -222,8 +220,10 @@ def run_batch(
     *,
     limit: int | None = None,
     lease_seconds: int | None = None,
+    start: ClaimStart | None = None,
 ) -> BatchReport:
-    """Claim up to ``limit`` due jobs of the stage's type (default: its batch size), process and report them."""
+    """Claim up to ``limit`` due jobs of the stage's type (default: its batch size), from ``start`` in
+    claim order when given (see queue.claim), process and report them."""
     started = time.monotonic()
     with engine.begin() as conn:
         job_type = queue.job_types(conn)[stage.job_type]
@@ -234,6 +234,7 @@ def run_batch(
             worker_id,
             lease_seconds or job_type.lease_seconds,
             background_slots=job_type.background_slots,
+            start=start,
         )
     return work_claimed(engine, stage, worker_id, jobs, lease_seconds or job_type.lease_seconds, started=started)
 
@@ -271,9 +272,7 @@ def report_chunk(engine: Engine, stage: Stage, worker_id: str, chunk: list[Claim
     stage.prefetch(engine, chunk)
     with engine.begin() as conn:
         outcomes = stage.process_chunk(conn, chunk)
-        reported = queue.complete(
-            conn, worker_id, [(job_id, o) for job_id, o in outcomes.items() if not isinstance(o, JobError)]
-        ) | queue.fail(conn, worker_id, [(job_id, o) for job_id, o in outcomes.items() if isinstance(o, JobError)])
+        reported = queue.report(conn, worker_id, outcomes.items())
     for job in chunk:
         if job.id in reported:
             report.record(job, outcomes[job.id])
@@ -285,15 +284,23 @@ def report_chunk(engine: Engine, stage: Stage, worker_id: str, chunk: list[Claim
 
 
 def run_batches(
-    engine: Engine, stage: Stage, worker_id: str, *, max_batches: int, limit: int | None = None
+    engine: Engine,
+    stage: Stage,
+    worker_id: str,
+    *,
+    max_batches: int,
+    limit: int | None = None,
+    start: ClaimStart | None = None,
 ) -> BatchReport:
     """Work batch after batch until the queue has no due job of the type, or ``max_batches`` are done.
 
-    A run that keeps claiming while work is due spreads its start-up cost over many batches.
+    The first batch is claimed from ``start`` (the head of the batch the run was requested for),
+    the later ones from the queue's head. A run that keeps claiming while work is due spreads its
+    start-up cost over many batches.
     """
     report = BatchReport(job_type=stage.job_type, worker_id=worker_id)
-    for _ in range(max_batches):
-        batch = run_batch(engine, stage, worker_id, limit=limit)
+    for number in range(max_batches):
+        batch = run_batch(engine, stage, worker_id, limit=limit, start=start if number == 0 else None)
         report.absorb(batch)
         if batch.claimed == 0:
             break

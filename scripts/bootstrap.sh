@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the project needs on a fresh machine with Python 3.11 and pip: a virtualenv with
-# the project, and (on Debian, as root or with sudo) Tesseract for OCR and Chromium for UI tests.
+# the project, and (on Debian, as root or with sudo) Tesseract for OCR, Chromium for UI tests, and the
+# services of the multi-host layout (PostgreSQL, Redis, PgBouncer; docs/deployment.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +21,7 @@ fi
 # an older install would be imported instead of its source.
 find orchestration \( -name '*.so' -o -name '*.c' \) -delete
 
-want_system_packages=${HREG_SYSTEM_PACKAGES:-tesseract-ocr tesseract-ocr-deu tesseract-ocr-osd chromium}
+want_system_packages=${HREG_SYSTEM_PACKAGES:-tesseract-ocr tesseract-ocr-deu tesseract-ocr-osd chromium postgresql redis-server pgbouncer}
 missing=""
 for pkg in $want_system_packages; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing="$missing $pkg"

@@ -1,7 +1,8 @@
 """One sensor per job type: poll the due queued jobs and request runs over batches.
 A tick only reads the queue; the runs claim and work the jobs. The run key is the identity of a
 batch (the id, attempt and due time of its first job), so a duplicated tick, or a tick that
-comes before the last requested run has claimed its batch, requests nothing new. Runs in flight
+comes before the last requested run has claimed its batch, requests nothing new. The batch head
+tag tells the run where its batch starts, and the run's claim starts there. Runs in flight
 are counted, so that a deep queue never floods the daemon.
 """
 
@@ -10,6 +11,7 @@ from datetime import timedelta
 
 import dagster as dg
 
+from assets.batch import BATCH_HEAD_TAG
 from orchestration import queue
 from orchestration.settings import get_settings
 from resources.database import DatabaseResource
@@ -21,7 +23,6 @@ IN_FLIGHT = [
     dg.DagsterRunStatus.STARTED,
 ]
 JOB_TYPE_TAG = "hreg/job_type"
-BATCH_HEAD_TAG = "hreg/batch_head"
 
 
 def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefinition:
@@ -46,14 +47,14 @@ def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefi
             )
         if not heads:
             return dg.SkipReason(f"no due {job_type} jobs")
-        run_keys = [f"{job_type}:{head.key}" for head in heads]
-        previous = json.loads(context.cursor) if context.cursor else {}
-        new_keys = [key for key in run_keys if key not in set(previous.get("run_keys", []))]
-        context.update_cursor(json.dumps({"run_keys": run_keys}))
+        run_keys = {f"{job_type}:{head.key}": head for head in heads}
+        previous = set(json.loads(context.cursor).get("run_keys", [])) if context.cursor else set()
+        context.update_cursor(json.dumps({"run_keys": list(run_keys)}))
+        new_keys = [key for key in run_keys if key not in previous]
         if not new_keys:
             return dg.SkipReason(f"the {len(run_keys)} due batches of {job_type} are already requested")
         return [
-            dg.RunRequest(run_key=key, tags={JOB_TYPE_TAG: job_type, BATCH_HEAD_TAG: key.split(":")[1]})
+            dg.RunRequest(run_key=key, tags={JOB_TYPE_TAG: job_type, BATCH_HEAD_TAG: run_keys[key].start.to_text()})
             for key in new_keys
         ]
 

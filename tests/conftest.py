@@ -14,11 +14,18 @@ from database_helpers import TEMPLATE_DB, clear_process_caches, fresh_database
 from orchestration.db import embedded
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import upgrade
+from orchestration.processes import reset_interrupt_signals
 from orchestration.register.sample import start_sample_register_in_thread
 from orchestration.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = REPO_ROOT.parent / "shared" / "samples"
+
+
+def pytest_configure(config):
+    # Started as a background job, the suite inherits SIGINT ignored; Dagster's in-process runs
+    # would then make SIGTERM ignored too, for every pool and server the tests start later.
+    reset_interrupt_signals()
 
 
 @pytest.fixture(scope="session")

@@ -42,7 +42,7 @@ def test_search_to_shareholders_run_by_run(engine, configured_sample_register):
         ownership = dg.materialize(
             [defs.get_assets_def("ownership_graph")],
             instance=instance,
-            resources={"database": defs.resources["database"]},
+            resources={name: defs.resources[name] for name in ("database", "ownership_graph_io_manager")},
         )
         frame = ownership.output_for_node("ownership_graph")
 

@@ -8,6 +8,7 @@ import sqlalchemy as sa
 
 from orchestration import queue
 from orchestration.db.engine import create_app_engine
+from orchestration.processes import run_in_processes
 
 JOBS = 10_000
 # Different batch sizes per worker, so that claims of every size overlap.
@@ -44,13 +45,13 @@ def test_four_processes_claim_each_of_10000_jobs_exactly_once(engine, db_url):
         all_jobs = set(conn.execute(sa.text("SELECT id::text FROM processing.processing_jobs")).scalars())
     assert len(all_jobs) == JOBS
 
-    context = multiprocessing.get_context("spawn")
     url = db_url.render_as_string(hide_password=False)
-    with context.Manager() as manager, context.Pool(len(BATCH_SIZES)) as pool:
+    with multiprocessing.get_context("spawn").Manager() as manager:
         start = manager.Barrier(len(BATCH_SIZES))
-        per_worker = pool.starmap(
+        per_worker = run_in_processes(
             claim_until_empty,
             [(url, f"worker-{n}", size, start) for n, size in enumerate(BATCH_SIZES)],
+            timeout_s=300,
         )
 
     claimed = [job_id for ids in per_worker for job_id in ids]

@@ -102,3 +102,29 @@ def test_lease_reaper_sensor_requeues_jobs_of_a_dead_run(engine):
         ).one()
     assert (job.status, job.retry_count) == ("queued", 1)
     assert (step.error_type, step.error_source) == ("lease_expired", "lease_reaper")
+
+
+def test_a_requested_run_claims_the_batch_its_sensor_requested_it_for(engine, samples_dir, monkeypatch):
+    monkeypatch.setenv("HREG_MAX_BATCHES_PER_RUN", "1")
+    get_settings.cache_clear()
+    store = DocumentStore(get_settings().documents_dir)
+    content = sample_si_files(samples_dir)[0].read_bytes()
+    for i in range(3):
+        add_entity_with_si(engine, store, content + b" " * i, number=str(800 + i))
+    set_batch_size(engine, "xml_parsing", 1)
+    defs = build_definitions()
+    with dg.instance_for_test() as instance:
+        requests = tick(defs, "xml_parsing_sensor", instance, cursor=None).run_requests
+        assert len(requests) == 3
+        last = requests[-1]  # the batch at the back of the queue
+        result = defs.resolve_job_def("xml_parsing_job").execute_in_process(instance=instance, tags=last.tags)
+    assert result.success
+    head_id = last.run_key.split(":")[1]
+    with engine.connect() as conn:
+        statuses = dict(
+            conn.execute(
+                sa.text("SELECT id::text, status FROM processing.processing_jobs WHERE type = 'xml_parsing'")
+            ).all()
+        )
+    assert statuses.pop(head_id) == "completed"
+    assert list(statuses.values()) == ["queued", "queued"]

@@ -46,7 +46,7 @@ def _read(name: str, samples: Path) -> ShareholderList | JobError:
 def gesellschafterlisten(samples_dir) -> Path:
     path = samples_dir / "gesellschafterliste"
     if not path.is_dir():
-        pytest.skip("the real shareholder lists are not there")
+        pytest.fail(f"the real shareholder lists are not in {path}: the checkout needs the register samples beside it")
     return path
 
 

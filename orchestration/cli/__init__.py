@@ -8,6 +8,8 @@ import re
 
 import click
 
+from orchestration.processes import reset_interrupt_signals
+
 # Command name -> "module:attribute". Modules are imported when their command runs, so that
 # `hreg status` does not pay for PDF, OCR and LLM libraries.
 COMMANDS = {
@@ -77,6 +79,7 @@ class LazyGroup(click.Group):
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def main(verbose: bool) -> None:
     """Research companies in the German commercial register: a Dagster code location on PostgreSQL."""
+    reset_interrupt_signals()
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

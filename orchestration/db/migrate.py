@@ -4,14 +4,17 @@ definitions of functions, triggers and views (``db/definitions.py``)."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import sqlalchemy as sa
 from alembic import command, op
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Engine
 
 from orchestration.db import definitions
+from orchestration.documents import DocumentStore
 from orchestration.settings import Settings, get_settings
 
 MIGRATION_SQL_DIR = Path(__file__).parent / "sql" / "migrations"
@@ -44,6 +47,41 @@ def upgrade(engine: Engine, settings: Settings | None = None) -> None:
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK_KEY})
         command.upgrade(_alembic_config(connection), "head")
         sync_job_types(connection, settings)
+    adopt_local_paths(engine, settings)
+
+
+def adopt_local_paths(engine: Engine, settings: Settings) -> None:
+    """Move documents that rows name by an absolute local path into the configured store."""
+    with engine.begin() as connection:
+        _moved, missing = DocumentStore(settings.document_store_location).adopt_local_paths(connection)
+    if missing:
+        shown = ", ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
+        warnings.warn(
+            f"{len(missing)} stored documents name local files that do not exist ({shown}); "
+            "their rows keep the path until the files are back and `hreg db upgrade` runs again",
+            stacklevel=2,
+        )
+
+
+def head_revision() -> str:
+    """The newest revision this code knows."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return ScriptDirectory.from_config(config).get_current_head()
+
+
+def schema_behind(engine: Engine) -> str | None:
+    """What makes the database older than this code (its revision, a parser version it does not
+    know yet), or None when it is current; ``hreg db upgrade`` brings it up."""
+    revision, head = current_revision(engine), head_revision()
+    if revision != head:
+        return f"the schema is at revision {revision or '(none)'}, this code needs {head}"
+    with engine.connect() as connection:
+        versions = dict(connection.execute(sa.text("SELECT type, current_version FROM processing.job_types")).all())
+    for job_type, version in code_parser_versions():
+        if versions.get(job_type) != version:
+            return f"processing.job_types names {job_type} version {versions.get(job_type)}, this code has {version}"
+    return None
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -54,12 +92,17 @@ def current_revision(engine: Engine) -> str | None:
         return connection.execute(sa.text("SELECT version_num FROM public.alembic_version")).scalar()
 
 
-def sync_job_types(connection: sa.Connection, settings: Settings) -> None:
-    """Write what the code decides into processing.job_types: parser versions and batch sizes."""
+def code_parser_versions() -> tuple[tuple[str, str], ...]:
+    """(job type, version) of the parsers in this code, which processing.job_types must name."""
     from orchestration.shareholders.version import PARSER_VERSION as READER_VERSION
     from orchestration.xjustiz.version import PARSER_VERSION
 
-    for job_type, version in (("xml_parsing", PARSER_VERSION), ("shareholder_parsing", READER_VERSION)):
+    return (("xml_parsing", PARSER_VERSION), ("shareholder_parsing", READER_VERSION))
+
+
+def sync_job_types(connection: sa.Connection, settings: Settings) -> None:
+    """Write what the code decides into processing.job_types: parser versions and batch sizes."""
+    for job_type, version in code_parser_versions():
         connection.execute(
             sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = :type"),
             {"v": version, "type": job_type},
