@@ -88,7 +88,8 @@ class Shareholder(StatedShareholder):
 
 
 class LowConfidenceCell(_Strict):
-    """A table cell that carries a value and that OCR read with low confidence."""
+    """A table cell that carries a value and that OCR read with low confidence, or that does not
+    read as the value it must hold (confidence 0: an intermediate sum that is not its row's)."""
 
     page: int
     text: str

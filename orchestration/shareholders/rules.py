@@ -19,7 +19,7 @@ from typing import Literal
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.columns import Role
 from orchestration.shareholders.firms import firm_name, is_organisation, register_of, seat_of
-from orchestration.shareholders.model import ExtractedList, Share, Shareholder
+from orchestration.shareholders.model import ExtractedList, LowConfidenceCell, Share, Shareholder
 from orchestration.shareholders.tables import Table, TableLine, join_lines
 from orchestration.shareholders.values import (
     amounts_in,
@@ -65,6 +65,8 @@ class _RowReading:
     # A sum printed under the row's last amount, without a label: the shareholder's ("subtotal"),
     # the list's ("total"), or either, as long as the first shareholder is the only one read.
     trailing_sum: tuple[Literal["subtotal", "total", "either"], Decimal] | None
+    # An intermediate sum that does not read as the amount and percentage of the row's shares.
+    unread_subtotal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ def extract(table: Table | None) -> ExtractedList:
     total_from_row: Decimal | None = None
     # A sum under the first shareholder's lines is its subtotal if more shares follow, else the list's.
     undecided: tuple[_Holder, Decimal] | None = None
+    unread: list[LowConfidenceCell] = []
     for row in rows:
         holder_text = row.text(by_role[Role.HOLDER] + by_role[Role.DETAIL])
         list_number = LIST_NUMBER.match(holder_text) if not by_role[Role.NUMBER] else None
@@ -97,6 +100,8 @@ def extract(table: Table | None) -> ExtractedList:
         reading = _read_row(row, by_role, sums, list_number.group(1) if list_number else None)
         if reading is None:
             continue
+        if reading.unread_subtotal is not None:
+            unread.append(LowConfidenceCell(page=row.lines[0].page, text=reading.unread_subtotal, confidence=0.0))
         if reading.shares and undecided:
             undecided[0].stated_total = undecided[1]
             undecided = None
@@ -133,7 +138,7 @@ def extract(table: Table | None) -> ExtractedList:
         total_nominal=total if total is not None else sum((_nominal(h) for h in holders), Decimal(0)),
         total_stated=total is not None,
         currency=currency,
-        low_confidence_cells=table.low_confidence_cells(),
+        low_confidence_cells=table.low_confidence_cells() + unread,
     )
 
 
@@ -280,7 +285,14 @@ def _read_row(row: _Row, by_role: dict[Role, list[int]], sums: _Sums, list_numbe
     # column of amounts and single numbers; elsewhere they are the row's other figures.
     lost_numbers = len(nominal_columns) == 1 and not totals and all(last is None for _, last in numbers)
     shares = _shares(numbers, amounts, counts, totals, per_share="je" in amount_text.lower(), lost_numbers=lost_numbers)
-    share_pcts = _row_percentages(shares, share_pcts, [value for value, _ in percentages_in(subtotal_text)])
+    intermediate = [value for value, _ in percentages_in(subtotal_text)]
+    share_pcts = _row_percentages(shares, share_pcts, intermediate)
+    row_sum = sum((share.nominal * (share.count or 0) for share in shares), Decimal(0))
+    unread_subtotal = (
+        subtotal_text
+        if subtotal_text.strip() and (len(intermediate) != len(shares) or amounts_in(subtotal_text)[:1] != [row_sum])
+        else None
+    )
     shares = [share.model_copy(update={"percentage": pct}) for share, pct in zip(shares, share_pcts, strict=True)]
     return _RowReading(
         shares=shares,
@@ -289,6 +301,7 @@ def _read_row(row: _Row, by_role: dict[Role, list[int]], sums: _Sums, list_numbe
         stated_percentage=stated_pct,
         below_one=below_one and stated_pct is None,
         trailing_sum=trailing_sum,
+        unread_subtotal=unread_subtotal,
     )
 
 
