@@ -45,7 +45,6 @@ import math
 import multiprocessing
 import os
 import tempfile
-import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -60,6 +59,7 @@ from orchestration.backfills import backfill_status, launch_backfill, webserver_
 from orchestration.courts import register_courts
 from orchestration.db.engine import create_app_engine
 from orchestration.documents import INLINE_LIMIT_BYTES, DocumentStore
+from orchestration.periodic import Periodic
 from orchestration.settings import Settings, get_settings
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batches
@@ -93,36 +93,25 @@ def set_up_run(url: str, documents_dir: str, worker_id: str) -> int:
         engine.dispose()
 
 
-class TreeMemory:
+class TreeMemory(Periodic):
     """Peak resident memory of this process and all its descendants (webserver, daemon, run
     workers), sampled from /proc while they live: run workers are the daemon's children, whose
     peaks would not reach this process's rusage."""
 
     def __init__(self, interval_s: float = 0.5) -> None:
+        super().__init__(interval_s)
         self.peaks: dict[int, tuple[str, int]] = {}
-        self._interval_s = interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> TreeMemory:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval_s):
-            for pid in self._descendants(os.getpid()):
-                try:
-                    status = Path(f"/proc/{pid}/status").read_text()
-                    name = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:80]
-                except OSError:  # the process ended meanwhile
-                    continue
-                peak_kb = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
-                if peak_kb > self.peaks.get(pid, ("", 0))[1]:
-                    self.peaks[pid] = (name, peak_kb)
+    def tick(self) -> None:
+        for pid in self._descendants(os.getpid()):
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+                name = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:80]
+            except OSError:  # the process ended meanwhile
+                continue
+            peak_kb = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
+            if peak_kb > self.peaks.get(pid, ("", 0))[1]:
+                self.peaks[pid] = (name, peak_kb)
 
     @staticmethod
     def _descendants(root: int) -> list[int]:

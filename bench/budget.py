@@ -42,13 +42,13 @@ from orchestration.db.engine import create_app_engine
 from orchestration.documents import DocumentStore
 from orchestration.register.portal import PortalClient
 from orchestration.register.ratelimit import SharedRateLimiter
-from orchestration.register.sample.entities import insert_known_entities
-from orchestration.register.sample.retrievals import RetrievalLog
-from orchestration.register.sample.server import SampleRegisterThread, start_sample_register_in_thread
 from orchestration.settings import Settings
 from orchestration.stages.discovery import DiscoveryStage
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
+from sample_register.entities import insert_known_entities
+from sample_register.retrievals import RetrievalLog
+from sample_register.server import SampleRegisterThread, start_sample_register_in_thread
 
 SCALE = 60  # portal seconds per real second
 PORTAL_HOUR_S = 3600 / SCALE

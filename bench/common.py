@@ -22,7 +22,8 @@ from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import upgrade
 from orchestration.documents import DocumentStore
 from orchestration.settings import Settings
-from orchestration.xjustiz import CompanyRecord, parse_si, write_si
+from orchestration.xjustiz import CompanyRecord, parse_si
+from sample_register.si_writer import write_si
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = REPO_ROOT.parent / "shared" / "samples" / "xjustiz"

@@ -30,8 +30,9 @@ from pathlib import Path
 from lxml import etree
 
 from bench.common import SAMPLES_DIR, log, peak_rss_mb, template_records
-from orchestration.xjustiz import parse_si, write_si
+from orchestration.xjustiz import parse_si
 from orchestration.xjustiz.safe_xml import hardened_parser
+from sample_register.si_writer import write_si
 
 GENERATED_VERSIONS = ("3.3.1", "3.5.1", "1.x")
 

@@ -35,10 +35,10 @@ import pypdfium2
 from PIL import Image
 
 from orchestration.failures import JobError
-from orchestration.shareholders.expected import firm_key, list_problems, load_expected, shareholder_problems
 from orchestration.shareholders.model import ShareholderList
 from orchestration.shareholders.parse import parse_shareholder_list
-from orchestration.shareholders.samples import LAYOUTS, generate_list
+from sample_register.expected_shareholders import firm_key, list_problems, load_expected, shareholder_problems
+from sample_register.shareholder_lists import LAYOUTS, generate_list
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = ROOT / "tests" / "data" / "real_shareholder_lists"

@@ -26,11 +26,6 @@ def register_courts() -> dict[str, str]:
     return dict(sorted((code, name) for code, name in rows))
 
 
-def court_of(court_code: str) -> str:
-    """``D2601V`` -> ``D2601``: the register court a court code (with a department letter or not) names."""
-    return court_code.strip()[:5]
-
-
 def unknown_courts(codes: list[str]) -> list[str]:
     """The codes among ``codes`` that are not register courts."""
     courts = register_courts()

@@ -14,7 +14,7 @@ from assets.shareholders import build_shareholder_list_documents_asset, build_sh
 from orchestration import queue
 from orchestration.db.engine import get_engine
 from orchestration.db.migrate import schema_behind
-from orchestration.settings import get_settings
+from orchestration.settings import Settings, get_settings
 from resources.database import database_from_environment
 from resources.documents import DocumentStoreResource, ownership_graph_io_manager
 from resources.register import RegisterResource
@@ -53,12 +53,23 @@ def load_job_types() -> dict[str, queue.JobType]:
     return job_types
 
 
-def asset_job(job_type: str, asset: dg.AssetsDefinition):
+def run_executor(settings: Settings) -> dg.ExecutorDefinition:
+    """Celery workers when a broker is configured (the multi-host layout, docs/deployment.md);
+    otherwise one process per run, no step subprocess: a run costs half the CPU."""
+    if not settings.celery_broker_url:
+        return dg.in_process_executor
+    from dagster_celery import celery_executor  # Celery's import is for the cluster only
+
+    return celery_executor.configured(
+        {"broker": settings.celery_broker_url, "backend": settings.celery_broker_url}, name="celery"
+    )
+
+
+def asset_job(job_type: str, asset: dg.AssetsDefinition, executor: dg.ExecutorDefinition):
     return dg.define_asset_job(
         name=f"{job_type}_job",
         selection=dg.AssetSelection.assets(asset),
-        # One process per run, no step subprocess: a run costs half the CPU.
-        executor_def=dg.in_process_executor,
+        executor_def=executor,
         tags={"hreg/job_type": job_type},
         description=f"Works one batch of due {job_type} jobs.",
     )
@@ -72,14 +83,15 @@ def build_definitions() -> dg.Definitions:
         "shareholder_download": build_shareholder_list_documents_asset(job_types["shareholder_download"]),
         "shareholder_parsing": build_shareholders_asset(job_types["shareholder_parsing"]),
     }
-    jobs = {job_type: asset_job(job_type, asset) for job_type, asset in assets_by_type.items()}
+    settings = get_settings()
+    executor = run_executor(settings)
+    jobs = {job_type: asset_job(job_type, asset, executor) for job_type, asset in assets_by_type.items()}
     sensors = [build_job_sensor(job_type, job, SENSOR_INTERVAL_SECONDS[job_type]) for job_type, job in jobs.items()]
     database = database_from_environment()
     return dg.Definitions(
         assets=[*assets_by_type.values(), ownership_graph],
-        # Also the executor of the implicit asset job that the UI's materializations and backfills
-        # use: one process per run, no step subprocess (a run's start-up costs half as much).
-        executor=dg.in_process_executor,
+        # Also the executor of the implicit asset job that the UI's materializations and backfills use.
+        executor=executor,
         jobs=[*jobs.values(), register_announcements_job],
         schedules=[register_announcements_schedule],
         sensors=[*sensors, lease_reaper_sensor, job_archive_sensor, *automation_sensors],
@@ -88,7 +100,7 @@ def build_definitions() -> dg.Definitions:
             "documents": DocumentStoreResource(),
             "register": RegisterResource(database=database),
             "shareholder_extractor": ShareholderExtractorResource(),
-            "ownership_graph_io_manager": ownership_graph_io_manager(get_settings()),
+            "ownership_graph_io_manager": ownership_graph_io_manager(settings),
         },
     )
 

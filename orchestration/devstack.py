@@ -176,24 +176,29 @@ def wait_for_http(url: str, process: subprocess.Popen, timeout_s: float) -> None
 
 
 def stop(stack: Stack, timeout_s: float = 20) -> None:
-    """Stop the children, newest first (webserver, daemon, then the sample register), each with
-    the processes it started: every child leads a process group of its own, and a group member
-    still there after its leader has gone (a code server, a run) is killed with the group."""
-    for process in reversed(stack.processes.values()):
+    """Stop the children, newest first (webserver, daemon, then the sample register)."""
+    stop_processes(stack.processes, timeout_s)
+
+
+def stop_processes(processes: dict[str, subprocess.Popen], timeout_s: float = 20) -> None:
+    """Stop ``processes``, newest first, each with the processes it started: every child leads a
+    process group of its own, and a group member still there after its leader has gone (a code
+    server, a run) is killed with the group."""
+    for process in reversed(processes.values()):
         if process.poll() is None:
             _signal_group(process.pid, signal.SIGTERM)
-    for name, process in reversed(list(stack.processes.items())):
+    for name, process in reversed(list(processes.items())):
         try:
             process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             log.warning("%s did not stop within %ss; killing it", name, timeout_s)
             _signal_group(process.pid, signal.SIGKILL)
             process.wait()
-    for name, process in stack.processes.items():
+    for name, process in processes.items():
         if _group_alive(process.pid, timeout_s):
             log.warning("processes started by %s outlived it; killing them", name)
             _signal_group(process.pid, signal.SIGKILL)
-    stack.processes.clear()
+    processes.clear()
 
 
 def _signal_group(group: int, signum: int) -> None:

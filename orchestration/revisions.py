@@ -104,18 +104,3 @@ def write_revisions(conn: sa.Connection, parsed: list[ParsedRecord]) -> set[str]
         },
     )
     return set(rows.scalars())
-
-
-RECORD_AS_OF = sa.text("""
-    SELECT r.record, r.job_id, r.parser_version, r.created_at
-      FROM content.entity_revisions r
-     WHERE r.entity_id = :entity_id AND r.created_at <= :as_of
-     ORDER BY r.id DESC
-     LIMIT 1
-""")
-
-
-def record_as_of(conn: sa.Connection, entity_id: str, as_of) -> dict[str, Any] | None:
-    """What the company looked like at ``as_of``, and which job wrote that revision."""
-    row = conn.execute(RECORD_AS_OF, {"entity_id": entity_id, "as_of": as_of}).first()
-    return dict(row._mapping) if row else None

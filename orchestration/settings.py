@@ -37,6 +37,11 @@ class Settings(BaseSettings):
         description="This process is part of a multi-host deployment: it refuses to start without "
         "HREG_DATABASE_URL instead of starting an embedded server no other host could reach.",
     )
+    celery_broker_url: str = Field(
+        "",
+        description="Redis URL of the Celery broker (and result backend): set, every run's steps execute "
+        "on the Celery workers listening there; empty, in the run's own process.",
+    )
     register_kind: Literal["sample", "live"] = Field(
         "sample", validation_alias="HREG_REGISTER", description="Which register to talk to: sample or live."
     )

@@ -24,6 +24,7 @@ from sqlalchemy.engine import Engine
 
 from orchestration import queue
 from orchestration.failures import FailureClass, JobError
+from orchestration.periodic import Periodic
 from orchestration.queue import ClaimedJob, ClaimStart, Outcome
 
 log = logging.getLogger(__name__)
@@ -155,17 +156,17 @@ class BatchReport:
                 self.results.append({"job_id": job.id, **outcome})
 
 
-class LeaseKeeper:
+class LeaseKeeper(Periodic):
     """Extends the leases of the jobs a worker holds, from a background thread, until stopped."""
 
     def __init__(self, engine: Engine, worker_id: str, lease_seconds: int) -> None:
+        # Extend well before expiry: a third of the lease leaves two chances to fail.
+        super().__init__(lease_seconds / 3, name=f"lease-keeper-{worker_id}")
         self._engine = engine
         self._worker_id = worker_id
         self._lease_seconds = lease_seconds
         self._held: set[str] = set()
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"lease-keeper-{worker_id}", daemon=True)
 
     def hold(self, job_ids: list[str]) -> None:
         with self._lock:
@@ -175,26 +176,16 @@ class LeaseKeeper:
         with self._lock:
             self._held.difference_update(job_ids)
 
-    def __enter__(self) -> LeaseKeeper:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        # Extend well before expiry: a third of the lease leaves two chances to fail.
-        while not self._stop.wait(self._lease_seconds / 3):
-            with self._lock:
-                held = list(self._held)
-            if not held:
-                continue
-            try:
-                with self._engine.begin() as conn:
-                    queue.extend_leases(conn, held, self._worker_id, self._lease_seconds)
-            except sa.exc.SQLAlchemyError:
-                log.warning("could not extend leases of %d jobs; retrying", len(held), exc_info=True)
+    def tick(self) -> None:
+        with self._lock:
+            held = list(self._held)
+        if not held:
+            return
+        try:
+            with self._engine.begin() as conn:
+                queue.extend_leases(conn, held, self._worker_id, self._lease_seconds)
+        except sa.exc.SQLAlchemyError:
+            log.warning("could not extend leases of %d jobs; retrying", len(held), exc_info=True)
 
 
 class BatchAborted(Exception):

@@ -15,8 +15,8 @@ from orchestration.db import embedded
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import upgrade
 from orchestration.processes import reset_interrupt_signals
-from orchestration.register.sample import start_sample_register_in_thread
 from orchestration.settings import Settings
+from sample_register import start_sample_register_in_thread
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = REPO_ROOT.parent / "shared" / "samples"

@@ -57,3 +57,18 @@ def history_rows(engine: sa.Engine, job_id: str) -> list[sa.Row]:
             sa.text("SELECT * FROM processing.job_step_history WHERE job_id = :j ORDER BY attempt_number, id"),
             {"j": job_id},
         ).all()
+
+
+RECORD_AS_OF = sa.text("""
+    SELECT r.record, r.job_id, r.parser_version, r.created_at
+      FROM content.entity_revisions r
+     WHERE r.entity_id = :entity_id AND r.created_at <= :as_of
+     ORDER BY r.id DESC
+     LIMIT 1
+""")
+
+
+def record_as_of(conn: sa.Connection, entity_id: str, as_of) -> dict | None:
+    """What the company looked like at ``as_of``, and which job wrote that revision."""
+    row = conn.execute(RECORD_AS_OF, {"entity_id": entity_id, "as_of": as_of}).first()
+    return dict(row._mapping) if row else None

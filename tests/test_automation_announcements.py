@@ -14,9 +14,9 @@ import sqlalchemy as sa
 from orchestration.automation.announcements import poll_announcements
 from orchestration.automation.rules import RuleConfigError
 from orchestration.register import PortalClient
-from orchestration.register.sample import start_sample_register_in_thread
 from resources.database import DatabaseResource
 from resources.register import RegisterResource
+from sample_register import start_sample_register_in_thread
 from sensors.announcements import register_announcements_job
 from sensors.automation import automation_event_sensor
 from test_automation_support import make_rule

@@ -18,12 +18,12 @@ from orchestration import queue
 from orchestration.documents import DocumentStore
 from orchestration.register import make_register_client, pages
 from orchestration.register.models import SearchMode
-from orchestration.register.sample import start_sample_register_in_thread
 from orchestration.settings import Settings
 from orchestration.stages.discovery import DiscoveryStage
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch, run_batches
 from queue_helpers import as_role, insert_entity, insert_search
+from sample_register import start_sample_register_in_thread
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import dagster as dg
 import sqlalchemy as sa
 
 from orchestration.definitions import build_definitions
-from orchestration.register.sample.entities import insert_known_entities
+from sample_register.entities import insert_known_entities
 
 
 def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(engine, configured_sample_register):

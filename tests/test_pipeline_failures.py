@@ -15,12 +15,12 @@ from database_helpers import clear_process_caches
 from orchestration import queue
 from orchestration.definitions import build_definitions
 from orchestration.documents import DocumentStore
-from orchestration.register.sample import start_sample_register_in_thread
 from orchestration.settings import get_settings
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from pipeline_helpers import add_entity_with_si, history_rows, job_rows, sample_si_files
 from queue_helpers import expire_lease
+from sample_register import start_sample_register_in_thread
 
 
 @pytest.fixture(scope="module")

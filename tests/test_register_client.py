@@ -18,9 +18,9 @@ from orchestration.cli import main
 from orchestration.failures import FailureClass, JobError
 from orchestration.register import PortalClient, ResultRow, SearchMode, make_register_client
 from orchestration.register.models import walk_nodes
-from orchestration.register.sample import start_sample_register_in_thread
 from orchestration.settings import Settings, get_settings
 from orchestration.xjustiz import parse_si, validate_xsd
+from sample_register import start_sample_register_in_thread
 
 MAGIC = {"application/pdf": b"%PDF", "image/tiff": (b"II*\x00", b"MM\x00*")}
 

@@ -17,9 +17,9 @@ from orchestration.cli import main
 from orchestration.documents import ZIP_MAX_MEMBERS, DocumentStore, unpack_zip
 from orchestration.failures import FailureClass, JobError
 from orchestration.register import Announcement, PortalClient, SearchMode
-from orchestration.register.sample import start_sample_register_in_thread
-from orchestration.register.sample.documents import filings
 from orchestration.settings import get_settings
+from sample_register import start_sample_register_in_thread
+from sample_register.documents import filings
 
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 

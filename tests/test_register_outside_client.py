@@ -10,10 +10,10 @@ import zipfile
 import pytest
 
 from orchestration.register import PortalClient, SearchMode
-from orchestration.register.sample import start_sample_register_in_thread
-from orchestration.register.sample.documents import filings
 from orchestration.stages.shareholder_download import newest_shareholder_list, shareholder_list_file
 from outside_client import click_link, doc_links, open_dk, search
+from sample_register import start_sample_register_in_thread
+from sample_register.documents import filings
 
 MAGIC = (b"%PDF", b"II*\x00", b"MM\x00*")
 

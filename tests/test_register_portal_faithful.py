@@ -12,14 +12,14 @@ from orchestration import queue
 from orchestration.failures import FailureClass, JobError
 from orchestration.register import PortalClient, SearchMode, SharedRateLimiter, pages
 from orchestration.register.models import walk_nodes
-from orchestration.register.sample import start_sample_register_in_thread
-from orchestration.register.sample.documents import filings
 from orchestration.stages.shareholder_download import (
     leads_to_shareholder_lists,
     newest_shareholder_list,
     shareholder_list_file,
 )
 from outside_client import SELECT_RENDER, TREE_ID, click_link, doc_links, open_dk, search
+from sample_register import start_sample_register_in_thread
+from sample_register.documents import filings
 
 
 @pytest.fixture(scope="module")

@@ -20,15 +20,14 @@ from orchestration import queue
 from orchestration.definitions import build_definitions
 from orchestration.documents import DocumentStore
 from orchestration.reparse import ReparseScope, enqueue_reparse
-from orchestration.revisions import record_as_of
 from orchestration.settings import get_settings
-from orchestration.shareholders.samples import generate_list
 from orchestration.shareholders.version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION, parse_si
-from pipeline_helpers import add_entity_with_si, history_rows, sample_si_files
+from pipeline_helpers import add_entity_with_si, history_rows, record_as_of, sample_si_files
 from queue_helpers import expire_lease
+from sample_register.shareholder_lists import generate_list
 
 NEXT_VERSION = f"{PARSER_VERSION}-next"
 USER = str(uuid.uuid4())

@@ -17,8 +17,8 @@ from orchestration.cli import main
 from orchestration.failures import JobError
 from orchestration.shareholders.pages import read_pages
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
-from orchestration.shareholders.samples import POOR_TEXT_LAYER, generate_list
 from orchestration.shareholders.tables import read_tables
+from sample_register.shareholder_lists import POOR_TEXT_LAYER, generate_list
 
 CAPITAL = Decimal("25000")
 READ_EXACTLY = {"kind", "name", "register_type", "register_number", "shares", "nominal_total", "percentage"}

@@ -16,7 +16,7 @@ from PIL import Image
 from orchestration.cli import main
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.pages import MAX_PAGE_PIXELS, MAX_PAGES, read_pages
-from orchestration.shareholders.samples import generate_list
+from sample_register.shareholder_lists import generate_list
 
 
 def _text_pdf() -> bytes:

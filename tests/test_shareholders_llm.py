@@ -15,7 +15,7 @@ import pytest
 from orchestration.failures import FailureClass, JobError
 from orchestration.settings import Settings
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
-from orchestration.shareholders.samples import generate_list
+from sample_register.shareholder_lists import generate_list
 from shareholder_tables import table
 
 CAPITAL = Decimal("25000")

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from orchestration.failures import JobError
-from orchestration.shareholders.expected import list_problems, load_expected, shareholder_problems
 from orchestration.shareholders.model import ShareholderList
 from orchestration.shareholders.page import Page
 from orchestration.shareholders.pages import read_pages
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
 from orchestration.shareholders.tables import read_tables
+from sample_register.expected_shareholders import list_problems, load_expected, shareholder_problems
 
 EXPECTED_DIR = Path(__file__).parent / "data" / "real_shareholder_lists"
 EXPECTED = sorted(EXPECTED_DIR.glob("*.json"))

@@ -12,7 +12,7 @@ from reportlab.pdfgen.canvas import Canvas
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.pages import read_pages
 from orchestration.shareholders.parse import parse_shareholder_list
-from orchestration.shareholders.samples import LAYOUTS, generate_list
+from sample_register.shareholder_lists import LAYOUTS, generate_list
 
 CAPITAL = Decimal("25000")
 

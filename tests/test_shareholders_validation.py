@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from orchestration.cli import main
 from orchestration.shareholders.model import ExtractedList, Share, Shareholder
-from orchestration.shareholders.samples import generate_list
 from orchestration.shareholders.validation import validate
+from sample_register.shareholder_lists import generate_list
 
 
 def _holder(name: str, nominal: str, percentage: str | None, *, numbers=None, below_one: bool = False) -> Shareholder:

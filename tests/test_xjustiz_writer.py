@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestration.xjustiz import (
-    PARSER_VERSION,
-    SUPPORTED_WRITE_VERSIONS,
-    CompanyRecord,
-    parse_si,
-    validate_xsd,
-    write_si,
-)
+from orchestration.xjustiz import PARSER_VERSION, CompanyRecord, parse_si, validate_xsd
+from sample_register.si_writer import SUPPORTED_WRITE_VERSIONS, write_si
 
 FORMAT_OF_VERSION = {"1.x": "xjustiz-1", "3.3.1": "xjustiz-3", "3.5.1": "xjustiz-3"}
 

@@ -20,8 +20,6 @@ from orchestration.register.models import (
     documents_with_folders,
     walk_nodes,
 )
-from orchestration.register.sample import serve
-from orchestration.register.sample.corpus import DEFAULT_GENERATED_COUNT, DEFAULT_SEED
 from orchestration.settings import get_settings
 
 
@@ -34,13 +32,19 @@ from orchestration.settings import get_settings
     default=None,
     help="Directory with xjustiz/*.xml (default: ../shared/samples beside the repository).",
 )
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the generated companies.")
-@click.option("--generated", type=int, default=DEFAULT_GENERATED_COUNT, show_default=True, help="Generated companies.")
-def sample_register(port: int | None, host: str, samples_dir: Path | None, seed: int, generated: int) -> None:
+@click.option(
+    "--seed", type=int, default=None, help="Seed of the generated companies (default: the sample register's)."
+)
+@click.option("--generated", type=int, default=None, help="Generated companies (default: the sample register's).")
+def sample_register(
+    port: int | None, host: str, samples_dir: Path | None, seed: int | None, generated: int | None
+) -> None:
     """Serve the sample register: a local imitation of the register portal."""
-    serve(
-        port or get_settings().sample_register_port, host=host, samples_dir=samples_dir, seed=seed, generated=generated
-    )
+    # Imported where it runs: the product does not depend on the sample world.
+    from sample_register import serve
+
+    corpus = {name: value for name, value in (("seed", seed), ("generated", generated)) if value is not None}
+    serve(port or get_settings().sample_register_port, host=host, samples_dir=samples_dir, **corpus)
 
 
 @click.group()

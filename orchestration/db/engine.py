@@ -23,10 +23,11 @@ class NoDatabaseServer(RuntimeError):
     """A process of a multi-host deployment has no database URL."""
 
 
-def _refuse_embedded_in_cluster(settings: Settings) -> None:
+def refuse_embedded_in_cluster(settings: Settings) -> None:
+    """Raise ``NoDatabaseServer`` when a process of the cluster has no database URL."""
     # An embedded server on a worker host is an empty database no other host sees: its runs
     # would claim nothing, and whatever it stored would be lost to the cluster.
-    if settings.cluster:
+    if settings.cluster and not settings.database_url:
         raise NoDatabaseServer(
             "HREG_CLUSTER is set but HREG_DATABASE_URL is empty: a process of the cluster works against "
             "the cluster's PostgreSQL server and does not start an embedded one (docs/deployment.md)"
@@ -38,7 +39,7 @@ def app_url(settings: Settings | None = None) -> URL:
     settings = settings or get_settings()
     if settings.database_url:
         return _psycopg2(settings.database_url)
-    _refuse_embedded_in_cluster(settings)
+    refuse_embedded_in_cluster(settings)
     return _psycopg2(embedded.server_url(settings.pgdata_dir, embedded.APP_DATABASE))
 
 
@@ -83,8 +84,7 @@ def get_engine(url: str = "") -> Engine:
     by the URL, an engine never outlives a change of settings."""
     if not url:
         settings = get_settings()
-        if not settings.database_url:
-            _refuse_embedded_in_cluster(settings)
+        refuse_embedded_in_cluster(settings)
         url = settings.database_url or _embedded_url(settings.pgdata_dir)
     return _engine_for(url)
 

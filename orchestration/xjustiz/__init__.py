@@ -1,6 +1,5 @@
 """The XJustiz parser: SI documents (structured register content) of every generation the
-register portal serves, into one canonical, versioned company record; and a writer of such
-documents for tests and the sample register."""
+register portal serves, into one canonical, versioned company record."""
 
 from orchestration.xjustiz.model import (
     Address,
@@ -14,12 +13,10 @@ from orchestration.xjustiz.model import (
 )
 from orchestration.xjustiz.parser import parse_si
 from orchestration.xjustiz.version import PARSER_VERSION
-from orchestration.xjustiz.writer import SUPPORTED_WRITE_VERSIONS, write_si
 from orchestration.xjustiz.xsd import validate_xsd
 
 __all__ = [
     "PARSER_VERSION",
-    "SUPPORTED_WRITE_VERSIONS",
     "Address",
     "CompanyRecord",
     "Entry",
@@ -30,5 +27,4 @@ __all__ = [
     "Source",
     "parse_si",
     "validate_xsd",
-    "write_si",
 ]

@@ -1,14 +1,8 @@
--- sync_shareholder_download_status: a claimed download shows as downloading.
+-- sync_shareholder_download_status: a claimed download shows as downloading (set_shareholder_research_status).
 CREATE OR REPLACE FUNCTION processing.sync_shareholder_download_status() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, processing, content, pg_temp
-AS $$
-BEGIN
-    UPDATE content.entities SET shareholder_research_status = 'downloading', updated_at = now()
-     WHERE id = NEW.entity_id;
-    RETURN NULL;
-END
-$$;
+SET search_path = pg_catalog, processing, pg_temp
+AS $$ BEGIN PERFORM processing.set_shareholder_research_status(NEW.entity_id, 'downloading'); RETURN NULL; END $$;
 
 CREATE OR REPLACE TRIGGER sync_shareholder_download_status
     AFTER UPDATE ON processing.processing_jobs

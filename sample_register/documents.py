@@ -24,10 +24,10 @@ from functools import lru_cache
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen.canvas import Canvas
 
-from orchestration.register.sample.company import Company
-from orchestration.register.sample.generated import company_record
-from orchestration.shareholders.samples import generate_list
-from orchestration.xjustiz import write_si
+from sample_register.company import Company
+from sample_register.generated import company_record
+from sample_register.shareholder_lists import generate_list
+from sample_register.si_writer import write_si
 
 ROOT_LABEL = "Dokumente zum Rechtsträger"
 FOLDER_LABEL = "Dokumente zur Registernummer"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from orchestration.register.sample.courts import Court
+from sample_register.courts import Court
 
 WORD = re.compile(r"\w+")
 # Legal forms whose companies file shareholder lists (GmbHG §40).

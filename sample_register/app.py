@@ -37,11 +37,11 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from orchestration.register.models import DOCUMENT_KINDS, SearchMode
-from orchestration.register.sample import html
-from orchestration.register.sample.announcements import CATEGORIES, STATES, Announcement, Announcements, legal_form_text
-from orchestration.register.sample.company import Company
-from orchestration.register.sample.corpus import Corpus
-from orchestration.register.sample.documents import (
+from sample_register import html
+from sample_register.announcements import CATEGORIES, STATES, Announcement, Announcements, legal_form_text
+from sample_register.company import Company
+from sample_register.corpus import Corpus
+from sample_register.documents import (
     SHAREHOLDER_LIST_LABEL,
     Filing,
     TreeNode,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from urllib.parse import parse_qs
 
-from orchestration.register.sample.html import RESULTS_TABLE
+from sample_register.html import RESULTS_TABLE
 
 
 def retrieval_kind(body: bytes) -> str | None:

@@ -14,10 +14,10 @@ from decimal import Decimal
 from pathlib import Path
 
 from orchestration.register.models import SearchMode
-from orchestration.register.sample.company import WORD, Company
-from orchestration.register.sample.courts import Court, court
-from orchestration.register.sample.generated import generate_companies
 from orchestration.xjustiz import parse_si
+from sample_register.company import WORD, Company
+from sample_register.courts import Court, court
+from sample_register.generated import generate_companies
 
 log = logging.getLogger(__name__)
 

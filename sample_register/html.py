@@ -12,9 +12,9 @@ from html import escape
 from zoneinfo import ZoneInfo
 
 from orchestration.register.models import DOCUMENT_KINDS
-from orchestration.register.sample.company import Company
-from orchestration.register.sample.courts import Court
-from orchestration.register.sample.documents import TreeNode
+from sample_register.company import Company
+from sample_register.courts import Court
+from sample_register.documents import TreeNode
 
 VIEW_STATE = "javax.faces.ViewState"
 RESULTS_TABLE = "ergebnissForm:selectedSuchErgebnisFormTable"

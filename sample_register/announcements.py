@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from orchestration.register.models import ANNOUNCEMENT_CATEGORIES
-from orchestration.register.sample.company import Company
+from sample_register.company import Company
 
 CATEGORIES = ANNOUNCEMENT_CATEGORIES  # the portal's values and labels
 # Values of bekanntMachungenForm:land_input, as the portal has them (Brandenburg is "BR").
@@ -35,7 +35,7 @@ STATES = {
     "SH": "Schleswig-Holstein",
     "TH": "Thüringen",
 }
-# The courts' state abbreviations (orchestration.register.sample.courts) that differ from the form's.
+# The courts' state abbreviations (sample_register.courts) that differ from the form's.
 _FORM_STATE = {"BB": "BR"}
 # How far back the announcements of the corpus reach, and how many companies have one.
 HISTORY_DAYS = 60

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import sqlalchemy as sa
 
-from orchestration.register.sample.company import Company
+from sample_register.company import Company
 
 INSERT_ENTITY = sa.text("""
     INSERT INTO content.entities (court_code, court_name, register_type, register_number, register_suffix, name)

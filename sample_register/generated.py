@@ -14,11 +14,11 @@ from decimal import Decimal
 from faker.providers.address.de_DE import Provider as _AddressProvider
 from faker.providers.person.de_DE import Provider as _PersonProvider
 
-from orchestration.register.sample.company import Company
-from orchestration.register.sample.courts import Court, court
 from orchestration.xjustiz import PARSER_VERSION, Address, CompanyRecord, LegalForm, Money, Officer, Register, Source
 from orchestration.xjustiz.codes import LEGAL_FORMS, ROLES
 from orchestration.xjustiz.codes import courts as xjustiz_courts
+from sample_register.company import Company
+from sample_register.courts import Court, court
 
 LAST_NAMES = tuple(_PersonProvider.last_names)
 FIRST_NAMES_MALE = tuple(_PersonProvider.first_names_male)

@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from orchestration.register.sample.app import create_app
-from orchestration.register.sample.corpus import DEFAULT_GENERATED_COUNT, DEFAULT_SEED, load_corpus
-from orchestration.register.sample.retrievals import RetrievalLog
+from sample_register.app import create_app
+from sample_register.corpus import DEFAULT_GENERATED_COUNT, DEFAULT_SEED, load_corpus
+from sample_register.retrievals import RetrievalLog
 
 log = logging.getLogger(__name__)
 

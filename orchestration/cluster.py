@@ -1,0 +1,380 @@
+"""The multi-host layout of docs/deployment.md on one machine, as separate processes.
+
+Services: PostgreSQL (Debian's server, TCP and password authentication), Redis (the Celery
+broker), moto's S3 server (the object store) and, for HREG_REGISTER=sample, the sample register.
+Processes: a gRPC code server of its own, the webserver and the daemon reaching it through a
+``grpc_server`` workspace, and N Celery workers, each with its own working directory and
+HREG_DATA_DIR. They share nothing but the services. ``scripts/cluster.sh`` runs ``main``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import pwd
+import secrets
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import boto3
+import httpx
+import yaml
+from sqlalchemy.engine import URL
+
+from orchestration.dagster_instance import write_instance_config
+from orchestration.db.engine import dagster_url, ensure_database
+from orchestration.devstack import PROJECT_ROOT, stop_processes, wait_for_http
+from orchestration.processes import reset_interrupt_signals
+from orchestration.settings import Settings
+
+log = logging.getLogger(__name__)
+
+BIN = Path(sys.executable).parent
+LOCATION_NAME = "handelsregister"
+BUCKET = "hreg"
+DATABASE = "hreg"
+# moto accepts any credentials; boto3 wants some, and a region.
+S3_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "hreg", "AWS_SECRET_ACCESS_KEY": "hreg", "AWS_DEFAULT_REGION": "eu-central-1"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# PostgreSQL ------------------------------------------------------------------------------------
+
+
+def _pg_bin() -> Path:
+    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"), key=lambda p: int(p.parent.parent.name))
+    if not versions:
+        raise RuntimeError("Debian's postgresql package is not installed (scripts/bootstrap.sh installs it)")
+    return versions[-1].parent
+
+
+@dataclass(frozen=True)
+class PostgresServer:
+    """A PostgreSQL server of its own, run with pg_ctl; as root, as the ``postgres`` user (the server
+    refuses to run as root), with its files where that user can reach them."""
+
+    base: Path
+    port: int
+    password: str
+
+    @property
+    def pgdata(self) -> Path:
+        return self.base / "data"
+
+    @property
+    def url(self) -> URL:
+        return URL.create("postgresql+psycopg2", "postgres", self.password, "127.0.0.1", self.port, database=DATABASE)
+
+    def _run(self, *args: str) -> None:
+        user = "postgres" if os.geteuid() == 0 else None
+        subprocess.run([str(_pg_bin() / "pg_ctl"), "-D", str(self.pgdata), *args], check=True, user=user,
+                       stdout=subprocess.DEVNULL, preexec_fn=reset_interrupt_signals)  # fmt: skip
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1"
+        self._run("-l", str(self.base / "postgres.log"), "-w", "-o", options, "start")
+
+    def stop(self) -> None:
+        self._run("-m", "fast", "-w", "stop")
+
+    def restart(self) -> None:
+        self._run("-m", "fast", "-w", "restart")
+
+
+def postgres_server(data_dir: Path, port: int) -> PostgresServer:
+    """The server of ``data_dir``, initialised on first use (scram-sha-256 over TCP)."""
+    if os.geteuid() == 0:
+        # The postgres user cannot enter root's private directories (pytest's, a home): its files
+        # go to a directory of its own in the temp dir, named after the data dir.
+        digest = hashlib.sha256(str(data_dir).encode()).hexdigest()[:12]
+        base = Path(tempfile.gettempdir()) / f"hreg-cluster-pg-{digest}"
+    else:
+        base = data_dir / "postgres-server"
+    password_file = data_dir / "postgres-password"
+    if not password_file.exists():
+        password_file.write_text(secrets.token_urlsafe(24))
+        password_file.chmod(0o600)
+    server = PostgresServer(base, port, password_file.read_text().strip())
+    if not (server.pgdata / "PG_VERSION").exists():
+        shutil.rmtree(base, ignore_errors=True)
+        base.mkdir(parents=True)
+        pwfile = base / "pwfile"
+        pwfile.write_text(server.password)
+        if os.geteuid() == 0:
+            owner = pwd.getpwnam("postgres")
+            for path in (base, pwfile):
+                os.chown(path, owner.pw_uid, owner.pw_gid)
+        subprocess.run(
+            [str(_pg_bin() / "initdb"), "-D", str(server.pgdata), "-U", "postgres", "--auth=scram-sha-256",
+             f"--pwfile={pwfile}", "--encoding=UTF8", "--locale=C.UTF-8"],
+            check=True, user="postgres" if os.geteuid() == 0 else None, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        pwfile.unlink()
+    return server
+
+
+# The layout ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Cluster:
+    data_dir: Path
+    workers: int
+    postgres: PostgresServer | None = None
+    env: dict[str, str] = field(default_factory=dict)  # what every process of the cluster gets
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+    specs: dict[str, tuple[list[str], Path]] = field(default_factory=dict)  # name -> (argv, home)
+    webserver_url: str = ""
+
+    @property
+    def env_file(self) -> Path:
+        return self.data_dir / "cluster.env"
+
+    @property
+    def processes_file(self) -> Path:
+        return self.data_dir / "cluster-processes.json"
+
+    def home(self, name: str) -> Path:
+        """The working directory and HREG_DATA_DIR of one host's process."""
+        path = self.data_dir / "hosts" / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def spawn(self, name: str, argv: list[str], home: Path | None = None) -> subprocess.Popen:
+        home = home or self.home(name)
+        self.specs[name] = (argv, home)
+        env = {**os.environ, **self.env, "HREG_DATA_DIR": str(home), "DAGSTER_HOME": str(home / "dagster_home")}
+        # dagster-celery starts `celery` by name: the project's environment comes first on the path.
+        env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+        log_dir = self.data_dir / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        with open(log_dir / f"{name}.log", "ab") as out:
+            process = subprocess.Popen(
+                argv, cwd=home, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                preexec_fn=reset_interrupt_signals,
+            )  # fmt: skip
+        self.processes[name] = process
+        self.processes_file.write_text(json.dumps({n: p.pid for n, p in self.processes.items()}, indent=1))
+        return process
+
+    def respawn(self, name: str) -> subprocess.Popen:
+        argv, home = self.specs[name]
+        return self.spawn(name, argv, home)
+
+    def log_path(self, name: str) -> Path:
+        return self.data_dir / "logs" / f"{name}.log"
+
+
+def _wait(predicate, process: subprocess.Popen, what: str, timeout_s: float = 180) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what}: the process exited with {process.returncode}")
+        with contextlib.suppress(Exception):
+            if predicate():
+                return
+        time.sleep(0.5)
+    raise TimeoutError(f"{what} within {timeout_s:.0f}s")
+
+
+def start_services(cluster: Cluster, register: str) -> None:
+    data_dir = cluster.data_dir
+    cluster.postgres = postgres_server(data_dir, free_port())
+    cluster.postgres.start()
+    redis_port, s3_port = free_port(), free_port()
+    redis_dir = cluster.home("redis")
+    cluster.spawn("redis", ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+                            "--appendonly", "no", "--dir", str(redis_dir)], redis_dir)  # fmt: skip
+    s3 = cluster.spawn("object-store", [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(s3_port)])
+    endpoint = f"http://127.0.0.1:{s3_port}"
+    cluster.env.update(
+        {
+            "HREG_CLUSTER": "1",
+            "HREG_DATABASE_URL": cluster.postgres.url.render_as_string(hide_password=False),
+            "HREG_DOCUMENT_STORE": f"s3://{BUCKET}/documents",
+            "HREG_CELERY_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0",
+            "AWS_ENDPOINT_URL": endpoint,
+            **S3_CREDENTIALS,
+            "HREG_REGISTER": register,
+        }
+    )
+    _wait(lambda: httpx.get(f"{endpoint}/moto-api/", timeout=2).status_code < 500, s3, "the object store")
+    client = boto3.session.Session().client(
+        "s3", endpoint_url=endpoint, region_name=S3_CREDENTIALS["AWS_DEFAULT_REGION"],
+        aws_access_key_id=S3_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=S3_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+    )  # fmt: skip
+    with contextlib.suppress(client.exceptions.BucketAlreadyOwnedByYou):
+        client.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": "eu-central-1"})
+    if register == "sample":
+        port = free_port()
+        register_process = cluster.spawn("sample-register", [str(BIN / "hreg"), "sample-register", "--port", str(port)])
+        cluster.env["HREG_REGISTER_URL"] = f"http://127.0.0.1:{port}"
+        wait_for_http(cluster.env["HREG_REGISTER_URL"] + "/", register_process, timeout_s=120)
+
+
+def prepare_database(cluster: Cluster) -> None:
+    """Migrate the application database as an operator would (`hreg db upgrade` with the cluster's
+    environment), and write each Dagster host's instance config."""
+    control = cluster.home("control")
+    subprocess.run(
+        [str(BIN / "hreg"), "db", "upgrade"], env={**os.environ, **cluster.env, "HREG_DATA_DIR": str(control)},
+        check=True, stdout=subprocess.DEVNULL, preexec_fn=reset_interrupt_signals,
+    )  # fmt: skip
+    settings = Settings(database_url=cluster.env["HREG_DATABASE_URL"])
+    storage_url = dagster_url(settings)
+    ensure_database(storage_url)
+    for host in ("control", "code-server", *worker_names(cluster)):
+        write_instance_config(cluster.home(host) / "dagster_home", storage_url, settings)
+
+
+def worker_names(cluster: Cluster) -> list[str]:
+    return [f"worker-{n}" for n in range(1, cluster.workers + 1)]
+
+
+def start_code_server(cluster: Cluster, port: int) -> None:
+    process = cluster.spawn(
+        "code-server",
+        [str(BIN / "dagster"), "code-server", "start", "-h", "127.0.0.1", "-p", str(port),
+         "-m", "orchestration.definitions", "--location-name", LOCATION_NAME],
+    )  # fmt: skip
+    health = [str(BIN / "dagster"), "api", "grpc-health-check", "-p", str(port), "-h", "127.0.0.1"]
+    _wait(lambda: subprocess.run(health, capture_output=True).returncode == 0, process, "the code server", 300)
+
+
+def start_workers(cluster: Cluster) -> None:
+    broker = cluster.env["HREG_CELERY_BROKER_URL"]
+    for name in worker_names(cluster):
+        home = cluster.home(name)
+        config = home / "celery.yaml"
+        config.write_text(yaml.safe_dump({"execution": {"config": {"broker": broker, "backend": broker}}}))
+        cluster.spawn(
+            name,
+            [str(BIN / "dagster-celery"), "worker", "start", "-A", "orchestration.celery_app", "-y", str(config),
+             "-n", name, "-q", "dagster", "--", "--concurrency=1", "--without-gossip", "--without-mingle"],
+        )  # fmt: skip
+    for name in worker_names(cluster):
+        _wait(lambda name=name: b" ready." in cluster.log_path(name).read_bytes(), cluster.processes[name], name)
+
+
+def start_control(cluster: Cluster, code_server_port: int, webserver_port: int) -> None:
+    home = cluster.home("control")
+    workspace = home / "workspace.yaml"
+    workspace.write_text(
+        yaml.safe_dump(
+            {
+                "load_from": [
+                    {"grpc_server": {"host": "127.0.0.1", "port": code_server_port, "location_name": LOCATION_NAME}}
+                ]
+            }
+        )
+    )
+    cluster.spawn("dagster-daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)], home)
+    webserver = cluster.spawn(
+        "dagster-webserver",
+        [str(BIN / "dagster-webserver"), "-w", str(workspace), "-h", "127.0.0.1", "-p", str(webserver_port)],
+        home,
+    )
+    cluster.webserver_url = f"http://127.0.0.1:{webserver_port}"
+    wait_for_http(cluster.webserver_url + "/server_info", webserver, timeout_s=300)
+
+
+def write_env_file(cluster: Cluster) -> str:
+    """The environment a CLI on another host needs, as ``set -a; . cluster.env`` reads it."""
+    lines = [f"# The cluster of {cluster.data_dir}; Dagster UI: {cluster.webserver_url}"]
+    lines += [f"{name}={shlex.quote(value)}" for name, value in sorted(cluster.env.items())]
+    text = "\n".join(lines) + "\n"
+    cluster.env_file.write_text(text)
+    cluster.env_file.chmod(0o600)
+    return text
+
+
+def start(data_dir: Path, workers: int, register: str) -> Cluster:
+    cluster = Cluster(data_dir=data_dir.resolve(), workers=workers)
+    cluster.data_dir.mkdir(parents=True, exist_ok=True)
+    cluster.env_file.unlink(missing_ok=True)
+    try:
+        start_services(cluster, register)
+        prepare_database(cluster)
+        code_server_port = free_port()
+        start_code_server(cluster, code_server_port)
+        start_workers(cluster)
+        start_control(cluster, code_server_port, free_port())
+    except BaseException:
+        stop(cluster)
+        raise
+    write_env_file(cluster)
+    return cluster
+
+
+def stop(cluster: Cluster) -> None:
+    stop_processes(cluster.processes)
+    if cluster.postgres is not None and (cluster.postgres.pgdata / "postmaster.pid").exists():
+        cluster.postgres.stop()
+    cluster.processes_file.unlink(missing_ok=True)
+
+
+def supervise(cluster: Cluster) -> None:
+    """Until interrupted: a code server that exits is started again (the webserver and the daemon
+    reconnect to it); any other process that exits is reported and left down."""
+    reported = set()
+    while True:
+        for name, process in list(cluster.processes.items()):
+            if process.poll() is None:
+                continue
+            if name == "code-server":
+                log.warning("the code server exited with %s; starting it again", process.returncode)
+                cluster.respawn(name)
+            elif name not in reported:
+                reported.add(name)
+                log.warning("%s exited with %s; see %s", name, process.returncode, cluster.log_path(name))
+        time.sleep(1)
+
+
+def main(argv: list[str] | None = None) -> None:
+    reset_interrupt_signals()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    for chatty in ("alembic", "httpx", "botocore"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
+    parser = argparse.ArgumentParser(prog="scripts/cluster.sh", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, default=2, help="Celery workers (default 2)")
+    parser.add_argument("--register", choices=("sample", "live"), default=os.environ.get("HREG_REGISTER", "sample"))
+    args = parser.parse_args(argv)
+    data_dir = Path(os.environ.get("HREG_DATA_DIR", PROJECT_ROOT / ".hreg-cluster"))
+
+    def _interrupted(*_args) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _interrupted)
+    cluster = start(data_dir, args.workers, args.register)
+    try:
+        print(write_env_file(cluster), end="", flush=True)
+        print(f"written to {cluster.env_file}: `set -a; . {cluster.env_file}; set +a` on any host; Ctrl-C stops",
+              flush=True)  # fmt: skip
+        supervise(cluster)
+    except KeyboardInterrupt:
+        print("stopping…", flush=True)
+    finally:
+        stop(cluster)
+        print("stopped", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""The import direction of docs/architecture.md, read from the source with `ast`: the product never
+reaches into the sample world except where `hreg sample-register` runs it, and the core in
+orchestration/ is plain Python that never imports Dagster or the Dagster side."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PRODUCT = ("orchestration", "assets", "resources", "sensors")
+DAGSTER_SIDE = ("dagster", "assets", "resources", "sensors")
+# Where the sample world comes back in: the command that serves it imports it where it runs.
+SAMPLE_WORLD_ENTRANCES = {("orchestration/cli/register.py", "sample_register")}
+# The one core module that assembles the code location from the Dagster side.
+DAGSTER_ASSEMBLY = {"orchestration/definitions.py"}
+
+
+def imports(path: Path) -> list[tuple[str, str | None]]:
+    """Every module ``path`` imports, anywhere in it, with the top-level function it does so in
+    (None at module level)."""
+    found = []
+
+    def visit(node: ast.AST, function: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            inside = function
+            if function is None and isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                inside = child.name
+            if isinstance(child, ast.Import):
+                found.extend((alias.name, inside) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                assert child.level == 0, f"{path}: relative import"
+                found.append((child.module, inside))
+            visit(child, inside)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), None)
+    return found
+
+
+def modules(*packages: str) -> list[Path]:
+    return sorted(path for package in packages for path in (REPO_ROOT / package).rglob("*.py"))
+
+
+def top_level(module: str) -> str:
+    return module.split(".")[0]
+
+
+def test_the_product_imports_the_sample_world_only_in_the_command_that_serves_it():
+    entrances, strays = set(), []
+    for path in modules(*PRODUCT):
+        name = str(path.relative_to(REPO_ROOT))
+        for module, function in imports(path):
+            if top_level(module) != "sample_register":
+                continue
+            if (name, function) in SAMPLE_WORLD_ENTRANCES:
+                entrances.add((name, function))
+            else:
+                strays.append(f"{name} ({function or 'module level'}) imports {module}")
+    assert strays == []
+    # The scan sees imports inside functions: the entrance is found where it is.
+    assert entrances == SAMPLE_WORLD_ENTRANCES
+
+
+def test_the_core_never_imports_dagster_or_the_dagster_side():
+    strays = [
+        f"{path.relative_to(REPO_ROOT)} imports {module}"
+        for path in modules("orchestration")
+        if str(path.relative_to(REPO_ROOT)) not in DAGSTER_ASSEMBLY
+        for module, _function in imports(path)
+        if top_level(module) in DAGSTER_SIDE
+    ]
+    assert strays == []
+    assembled = {top_level(module) for path in DAGSTER_ASSEMBLY for module, _ in imports(REPO_ROOT / path)}
+    assert assembled >= set(DAGSTER_SIDE)
+
+
+def test_neither_the_product_nor_the_sample_world_imports_tests_or_benchmarks():
+    # The tests import their helper modules by name (queue_helpers, …).
+    test_modules = {"tests", "bench"} | {path.stem for path in (REPO_ROOT / "tests").glob("*.py")}
+    strays = [
+        f"{path.relative_to(REPO_ROOT)} imports {module}"
+        for path in modules(*PRODUCT, "sample_register")
+        for module, _function in imports(path)
+        if top_level(module) in test_modules
+    ]
+    assert strays == []
