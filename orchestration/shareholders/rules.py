@@ -287,10 +287,10 @@ def _read_row(row: _Row, by_role: dict[Role, list[int]], sums: _Sums, list_numbe
     shares = _shares(numbers, amounts, counts, totals, per_share="je" in amount_text.lower(), lost_numbers=lost_numbers)
     intermediate = [value for value, _ in percentages_in(subtotal_text)]
     share_pcts = _row_percentages(shares, share_pcts, intermediate)
-    row_sum = sum((share.nominal * (share.count or 0) for share in shares), Decimal(0))
+    share_sums = [share.nominal * (share.count or 0) for share in shares]
     unread_subtotal = (
         subtotal_text
-        if subtotal_text.strip() and (len(intermediate) != len(shares) or amounts_in(subtotal_text)[:1] != [row_sum])
+        if subtotal_text.strip() and (len(intermediate) != len(shares) or amounts_in(subtotal_text) != share_sums)
         else None
     )
     shares = [share.model_copy(update={"percentage": pct}) for share, pct in zip(shares, share_pcts, strict=True)]
