@@ -272,3 +272,27 @@ def test_intermediate_sums_labelled_under_the_amount_without_total_columns():
     ]
     assert read.total_nominal == Decimal("25000.00")
     assert not read.total_stated  # no intermediate sum is taken for the list's total
+
+
+def test_a_share_beside_a_foreign_register_line_belongs_to_the_company_above():
+    read = extract(
+        table(
+            ["Lfd. Nr.", "Gesellschafter", "Nennbetrag in EUR", "Gesamtbeteiligung"],
+            [
+                ["1", "Dupont Conseil SAS", "5.000,00", "50 %"],
+                ["2", "Handelsregister: Greffe du Tribunal de Commerce de Lyon,", "5.000,00", ""],
+                ["", "Registrierungsnummer: 812 345 678 R.C.S. Lyon,", "", ""],
+                ["", "Sitz: Lyon, Frankreich", "", ""],
+                ["3", "Beispiel GmbH, Sitz Bonn", "10.000,00", "50 %"],
+            ],
+            rows_ruled=False,
+        )
+    )
+
+    french, german = read.shareholders
+    assert (french.name, french.nominal_total, french.register_number) == (
+        "Dupont Conseil SAS",
+        Decimal("10000.00"),
+        "812345678",
+    )
+    assert german.name == "Beispiel GmbH"

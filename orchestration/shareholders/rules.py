@@ -358,7 +358,10 @@ def _shares(numbers, amounts, counts, totals, *, per_share: bool, lost_numbers: 
 # How the further lines of a shareholder's description begin: never a new shareholder.
 CONTINUATION = re.compile(
     r"^\s*(?:geb\.|geboren|born|w[oö]hnhaft|resident|residing|mit\s|Sitz\b|seat\b|with\s|eingetragen|registered|"
-    r"Amtsgericht|Registergericht|Local\s+Court|AG\s+[A-ZÄÖÜ]|HR[AB]\b|\(|\d{1,2}\.\s?\d{1,2}\.\s?\d{4}|\d{5}\s)",
+    r"Amtsgericht|Registergericht|Local\s+Court|AG\s+[A-ZÄÖÜ]|HR[AB]\b|\(|\d{1,2}\.\s?\d{1,2}\.\s?\d{4}|\d{5}\s|"
+    # a foreign register's lines
+    r"Handelsregister|Registrierungsnummer|Registernummer|Kamer\s+van|KvK|Companies\s+House|Firmenbuch|FN\s?\d|"
+    r"Handelsgericht|R\.\s?C\.\s?S\.|RCS\b|Greffe|unter\s|under\s)",
     re.IGNORECASE,
 )
 
