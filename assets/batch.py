@@ -6,15 +6,16 @@ per batch, since an event per entity would cap a run near 50–100 entities/s.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
-import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from assets.retries import retried_before_claim
 from orchestration import queue
-from orchestration.settings import get_settings
+from orchestration.db import queries
 from orchestration.worker import BatchAborted, BatchReport, Stage, run_batches
 
 # The head of the batch a sensor requested the run for (queue.ClaimStart as text): the run's claim
@@ -23,24 +24,18 @@ BATCH_HEAD_TAG = "hreg/batch_head"
 SAMPLE_ROWS = 10
 TOUCHED_ENTITIES_SHOWN = 100
 
-# Checks over what a batch wrote: each is (check name, description, SQL counting bad rows among
-# the batch's entities given as :entity_ids).
-BatchCheck = tuple[str, str, sa.TextClause]
+CHECK_QUERIES = queries.load("batch_checks")
 
 
-def retry_policy_for(job_type: queue.JobType) -> dg.RetryPolicy:
-    """Dagster's retries of a whole step mirror the job type's max_retries and backoff.
+@dataclass(frozen=True)
+class BatchCheck:
+    """A check over what a batch wrote: ``query`` (of db/sql/queries/batch_checks.sql) counts the
+    rows that break ``description`` among the batch's entities, given as :entity_ids."""
 
-    They apply only when a step fails before it has claimed jobs (the database is unreachable,
-    say). Once jobs are claimed, each job's retries belong to the database trigger alone, so
-    that no failure is retried twice over.
-    """
-    return dg.RetryPolicy(
-        max_retries=job_type.max_retries,
-        delay=job_type.backoff_base_s,
-        backoff=dg.Backoff.EXPONENTIAL,
-        jitter=dg.Jitter.PLUS_MINUS,
-    )
+    name: str
+    description: str
+    query: str
+    parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _sample_table(report: BatchReport) -> dg.TableMetadataValue | None:
@@ -81,17 +76,22 @@ def batch_metadata(report: BatchReport, extra: dict[str, Any] | None = None) -> 
     return metadata
 
 
+def check_specs(checks: Sequence[BatchCheck], asset_key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
+    return [dg.AssetCheckSpec(check.name, asset=asset_key, description=check.description) for check in checks]
+
+
 def run_checks(engine: Engine, checks: Sequence[BatchCheck], report: BatchReport, asset_key: dg.AssetKey):
     entity_ids = sorted(set(report.entity_ids))
     with engine.connect() as conn:
-        for name, description, count_bad in checks:
-            bad = conn.execute(count_bad, {"entity_ids": entity_ids}).scalar_one() if entity_ids else 0
+        for check in checks:
+            parameters = {**check.parameters, "entity_ids": entity_ids}
+            bad = conn.execute(CHECK_QUERIES[check.query], parameters).scalar_one() if entity_ids else 0
             yield dg.AssetCheckResult(
                 asset_key=asset_key,
-                check_name=name,
+                check_name=check.name,
                 passed=bad == 0,
                 severity=dg.AssetCheckSeverity.WARN,
-                metadata={"violations": bad, "entities_checked": len(entity_ids), "rule": description},
+                metadata={"violations": bad, "entities_checked": len(entity_ids), "rule": check.description},
             )
 
 
@@ -100,25 +100,28 @@ def work_batch(
     engine: Engine,
     stage: Stage,
     *,
+    max_batches: int,
     limit: int | None = None,
     describe: Callable[[BatchReport], dict[str, Any]] | None = None,
 ) -> BatchReport:
-    """Claim and work one batch as this run (worker id = run id); fail the step only when nothing succeeded."""
-    # An error before the claim (database unreachable) propagates: no job was touched, so the
-    # step's retry policy may retry it.
+    """Claim and work up to ``max_batches`` batches as this run (worker id = run id), from the head
+    of the batch its sensor requested it for; fail the step only when nothing succeeded."""
     head = context.run.tags.get(BATCH_HEAD_TAG)
-    try:
-        report = run_batches(
-            engine,
-            stage,
-            context.run.run_id,
-            max_batches=get_settings().max_batches_per_run,
-            limit=limit,
-            start=queue.ClaimStart.from_text(head) if head else None,
-        )
-    except BatchAborted as exc:
-        # After the claim the jobs belong to the database's retries (through the lease reaper).
-        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    # An error before the claim (database unreachable) is retried as the job type's row says: no
+    # job was touched.
+    with retried_before_claim(context, engine, stage.job_type):
+        try:
+            report = run_batches(
+                engine,
+                stage,
+                context.run.run_id,
+                max_batches=max_batches,
+                limit=limit,
+                start=queue.ClaimStart.from_text(head) if head else None,
+            )
+        except BatchAborted as exc:
+            # After the claim the jobs belong to the database's retries (through the lease reaper).
+            raise dg.Failure(description=str(exc), allow_retries=False) from exc
     context.log.info(
         f"{report.job_type}: claimed {report.claimed}, completed {report.completed}, failed {report.failed} "
         f"({dict(report.failures_by_class)}) in {report.seconds:.2f}s"

@@ -1,78 +1,60 @@
 """Parsed XML: the canonical company records, one revision per change, from xml_parsing jobs."""
 
 import dagster as dg
-import sqlalchemy as sa
 
-from assets.batch import BatchCheck, retry_policy_for
-from assets.partitions import court_backfill_policy, register_court_partitions_def, reparse_courts, work_queue_by_court
-from orchestration.queue import JobType
+from assets.batch import BatchCheck, check_specs
+from assets.partitions import register_court_partitions_def, reparse_courts, work_queue_by_court
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.xjustiz import PARSER_VERSION
 from resources.database import DatabaseResource
 from resources.documents import DocumentStoreResource
+from resources.job_queue import JobQueueResource
 
 COMPANY_RECORDS = dg.AssetKey("company_records")
 
-COMPANY_RECORD_CHECKS: list[BatchCheck] = [
-    (
+COMPANY_RECORD_CHECKS = [
+    BatchCheck(
         "record_register_matches_entity",
         "the register key in each current record is the key of the entity it was downloaded for",
-        sa.text("""
-            SELECT count(*) FROM (
-                SELECT DISTINCT ON (r.entity_id) r.record, e.court_code, e.register_type, e.register_number,
-                       e.register_suffix
-                  FROM content.entity_revisions r JOIN content.entities e ON e.id = r.entity_id
-                 WHERE r.entity_id = ANY(CAST(:entity_ids AS uuid[]))
-                 ORDER BY r.entity_id, r.id DESC) latest
-             WHERE (record #>> '{register,court_code}', record #>> '{register,type}',
-                    record #>> '{register,number}', coalesce(record #>> '{register,suffix}', ''))
-                   IS DISTINCT FROM (court_code, register_type, register_number, register_suffix)
-        """),
+        "records_of_another_register",
     ),
-    (
+    BatchCheck(
         "records_have_name_and_register",
         "every current record has a name and a complete register key",
-        sa.text("""
-            SELECT count(*) FROM (
-                SELECT DISTINCT ON (entity_id) record FROM content.entity_revisions
-                 WHERE entity_id = ANY(CAST(:entity_ids AS uuid[]))
-                 ORDER BY entity_id, id DESC) latest
-             WHERE coalesce(record ->> 'name', '') = ''
-                OR coalesce(record #>> '{register,court_code}', '') = ''
-                OR coalesce(record #>> '{register,number}', '') = ''
-        """),
+        "records_without_name_or_register",
     ),
 ]
 
 
-def build_company_records_asset(job_type: JobType) -> dg.AssetsDefinition:
+def build_company_records_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDefinition:
     @dg.asset(
         key=COMPANY_RECORDS,
         deps=[dg.AssetKey("raw_si_documents")],
         code_version=PARSER_VERSION,
         partitions_def=register_court_partitions_def,
-        backfill_policy=court_backfill_policy,
+        backfill_policy=backfill_policy,
         # Materializations are reported per court partition, by the asset itself.
         output_required=False,
-        retry_policy=retry_policy_for(job_type),
         group_name="register",
         kinds={"postgres", "xml"},
         description="Canonical company records parsed from the SI documents (content.entity_revisions), "
         "partitioned by register court. A run for courts (a backfill after a parser change) re-parses "
         "their stored documents; a run without a partition (the sensor's) works batches of due "
         "xml_parsing jobs and reports the courts it touched.",
-        check_specs=[
-            dg.AssetCheckSpec(name, asset=COMPANY_RECORDS, description=d) for name, d, _ in COMPANY_RECORD_CHECKS
-        ],
+        check_specs=check_specs(COMPANY_RECORD_CHECKS, COMPANY_RECORDS),
     )
     def company_records(
-        context: dg.AssetExecutionContext, database: DatabaseResource, documents: DocumentStoreResource
+        context: dg.AssetExecutionContext,
+        database: DatabaseResource,
+        documents: DocumentStoreResource,
+        job_queue: JobQueueResource,
     ):
         engine = database.get_engine()
         stage = XmlParsingStage(documents.get_store())
-        run = reparse_courts if context.has_partition_key or context.has_partition_key_range else work_queue_by_court
-        yield from run(
-            context, engine, stage, COMPANY_RECORDS, PARSER_VERSION, COMPANY_RECORD_CHECKS, written="new_revision"
-        )
+        args = (context, engine, stage, COMPANY_RECORDS, PARSER_VERSION, COMPANY_RECORD_CHECKS)
+        if context.has_partition_key or context.has_partition_key_range:
+            yield from reparse_courts(*args, written="new_revision")
+        else:
+            yield from work_queue_by_court(*args, written="new_revision", max_batches=job_queue.max_batches_per_run)
 
     return company_records

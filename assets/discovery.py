@@ -1,80 +1,69 @@
 """Discovered entities and their raw SI documents, from basic_discovery jobs."""
 
-from datetime import timedelta
-
 import dagster as dg
-import sqlalchemy as sa
 
-from assets.batch import BatchCheck, batch_metadata, retry_policy_for, run_checks, work_batch
-from orchestration.queue import JobType
+from assets.batch import BatchCheck, batch_metadata, check_specs, run_checks, work_batch
 from orchestration.stages.discovery import DiscoveryStage
 from resources.database import DatabaseResource
+from resources.discovery import SearchPolicyResource
 from resources.documents import DocumentStoreResource
+from resources.job_queue import JobQueueResource
 from resources.register import RegisterResource
 
 DISCOVERED_ENTITIES = dg.AssetKey("discovered_entities")
 RAW_SI_DOCUMENTS = dg.AssetKey("raw_si_documents")
 
-DISCOVERY_CHECKS: list[BatchCheck] = [
-    (
+DISCOVERY_CHECKS = [
+    BatchCheck(
         "register_numbers_well_formed",
         "register numbers are digits only (the suffix apart) and court codes are XJustiz codes",
-        sa.text("""
-            SELECT count(*) FROM content.entities
-             WHERE id = ANY(CAST(:entity_ids AS uuid[]))
-               AND NOT (register_number ~ '^[1-9][0-9]{0,6}$' AND court_code ~ '^[A-Z][0-9]{4}$')
-        """),
+        "malformed_register_numbers",
     ),
 ]
 
 
-def build_discovery_assets(job_type: JobType) -> dg.AssetsDefinition:
-    @dg.multi_asset(
-        specs=[
-            dg.AssetSpec(
-                DISCOVERED_ENTITIES,
-                group_name="register",
-                kinds={"postgres"},
-                description="Companies found by searches (content.entities).",
-            ),
-            dg.AssetSpec(
-                RAW_SI_DOCUMENTS,
-                deps=[DISCOVERED_ENTITIES],
-                group_name="register",
-                kinds={"xml"},
-                description="Their SI documents (XJustiz XML) as downloaded, content-addressed (content.raw_documents).",
-            ),
-        ],
-        check_specs=[
-            dg.AssetCheckSpec(name, asset=DISCOVERED_ENTITIES, description=d) for name, d, _ in DISCOVERY_CHECKS
-        ],
-        retry_policy=retry_policy_for(job_type),
-        name="basic_discovery",
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            DISCOVERED_ENTITIES,
+            group_name="register",
+            kinds={"postgres"},
+            description="Companies found by searches (content.entities).",
+        ),
+        dg.AssetSpec(
+            RAW_SI_DOCUMENTS,
+            deps=[DISCOVERED_ENTITIES],
+            group_name="register",
+            kinds={"xml"},
+            description="Their SI documents (XJustiz XML) as downloaded, content-addressed (content.raw_documents).",
+        ),
+    ],
+    check_specs=check_specs(DISCOVERY_CHECKS, DISCOVERED_ENTITIES),
+    name="basic_discovery",
+)
+def basic_discovery(
+    context: dg.AssetExecutionContext,
+    database: DatabaseResource,
+    documents: DocumentStoreResource,
+    register: RegisterResource,
+    search_policy: SearchPolicyResource,
+    job_queue: JobQueueResource,
+):
+    engine = database.get_engine()
+    stage = DiscoveryStage(
+        register.get_client,
+        documents.get_store(),
+        result_pages=search_policy.result_pages,
+        search_opens=search_policy.search_opens,
+        fresh_for=search_policy.fresh_for,
     )
-    def basic_discovery(
-        context: dg.AssetExecutionContext,
-        database: DatabaseResource,
-        documents: DocumentStoreResource,
-        register: RegisterResource,
-    ):
-        engine = database.get_engine()
-        settings = register.settings()
-        stage = DiscoveryStage(
-            register.get_client,
-            documents.get_store(),
-            result_pages=settings.discovery_result_pages,
-            search_opens=settings.effective_search_opens,
-            fresh_for=timedelta(hours=settings.document_fresh_hours),
-        )
-        report = work_batch(context, engine, stage)
-        yield dg.MaterializeResult(
-            asset_key=DISCOVERED_ENTITIES,
-            metadata=batch_metadata(report, {"register": register.kind}),
-        )
-        yield dg.MaterializeResult(
-            asset_key=RAW_SI_DOCUMENTS,
-            metadata={"si_downloaded": report.totals["si_downloaded"], "si_fresh": report.totals["si_fresh"]},
-        )
-        yield from run_checks(engine, DISCOVERY_CHECKS, report, DISCOVERED_ENTITIES)
-
-    return basic_discovery
+    report = work_batch(context, engine, stage, max_batches=job_queue.max_batches_per_run)
+    yield dg.MaterializeResult(
+        asset_key=DISCOVERED_ENTITIES,
+        metadata=batch_metadata(report, {"register": register.register_kind}),
+    )
+    yield dg.MaterializeResult(
+        asset_key=RAW_SI_DOCUMENTS,
+        metadata={"si_downloaded": report.totals["si_downloaded"], "si_fresh": report.totals["si_fresh"]},
+    )
+    yield from run_checks(engine, DISCOVERY_CHECKS, report, DISCOVERED_ENTITIES)

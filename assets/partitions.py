@@ -15,10 +15,9 @@ from dagster._core.definitions.data_version import CODE_VERSION_TAG
 from sqlalchemy.engine import Engine
 
 from assets.batch import BatchCheck, run_checks, work_batch
-from orchestration import queue
+from assets.retries import retried_before_claim
 from orchestration.courts import CourtSummary, register_courts, run_by_court
 from orchestration.reparse import ReparseCourt, reparse_court
-from orchestration.settings import get_settings
 from orchestration.worker import BatchAborted, BatchReport, Stage
 
 register_court_partitions_def = dg.StaticPartitionsDefinition(list(register_courts()))
@@ -33,9 +32,9 @@ def courts_per_backfill_run(run_workers: int) -> int:
     return math.ceil(len(register_courts()) / (2 * run_workers))
 
 
-court_backfill_policy = dg.BackfillPolicy.multi_run(
-    max_partitions_per_run=courts_per_backfill_run(get_settings().max_concurrent_runs)
-)
+def court_backfill_policy(run_workers: int) -> dg.BackfillPolicy:
+    """Backfills of the court partitions, for a run queue that starts ``run_workers`` runs at once."""
+    return dg.BackfillPolicy.multi_run(max_partitions_per_run=courts_per_backfill_run(run_workers))
 
 
 def court_metadata(summary: CourtSummary, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -84,40 +83,41 @@ def reparse_courts(
     the run did over all its courts.
     """
     run_id = context.run.run_id
-    with engine.connect() as conn:
-        job_type = queue.job_types(conn)[stage.job_type]
     touched = BatchReport(job_type=stage.job_type, worker_id=run_id)
     failed: list[CourtSummary] = []
-    for court in context.partition_keys:
-        try:
-            result = reparse(
-                engine,
-                stage,
-                run_id,
-                court,
-                parser_version=code_version,
-                batch_size=job_type.batch_size,
-                lease_seconds=job_type.lease_seconds,
+    # The job type's row, read as the step starts; a failure before a court's jobs are claimed
+    # retries the step as the row says.
+    with retried_before_claim(context, engine, stage.job_type) as job_type:
+        for court in context.partition_keys:
+            try:
+                result = reparse(
+                    engine,
+                    stage,
+                    run_id,
+                    court,
+                    parser_version=code_version,
+                    batch_size=job_type.batch_size,
+                    lease_seconds=job_type.lease_seconds,
+                )
+            except BatchAborted as exc:
+                raise dg.Failure(description=f"court {court}: {exc}", allow_retries=False) from exc
+            touched.absorb(result.report)
+            summary = CourtSummary.of_report(court, result.report, written)
+            context.log.info(
+                f"court {court}: {summary.completed} re-parsed, {summary.written} written, failed "
+                f"{dict(summary.failures_by_class)}, {result.held_elsewhere} held by other workers"
             )
-        except BatchAborted as exc:
-            raise dg.Failure(description=f"court {court}: {exc}", allow_retries=False) from exc
-        touched.absorb(result.report)
-        summary = CourtSummary.of_report(court, result.report, written)
-        context.log.info(
-            f"court {court}: {summary.completed} re-parsed, {summary.written} written, failed "
-            f"{dict(summary.failures_by_class)}, {result.held_elsewhere} held by other workers"
-        )
-        if summary.failed:
-            failed.append(summary)
-        else:
-            yield court_materialization(
-                asset_key,
-                summary,
-                code_version=code_version,
-                parser_version=code_version,
-                held_by_other_workers=result.held_elsewhere,
-                seconds=round(result.report.seconds, 2),
-            )
+            if summary.failed:
+                failed.append(summary)
+            else:
+                yield court_materialization(
+                    asset_key,
+                    summary,
+                    code_version=code_version,
+                    parser_version=code_version,
+                    held_by_other_workers=result.held_elsewhere,
+                    seconds=round(result.report.seconds, 2),
+                )
     yield from run_checks(engine, checks, touched, asset_key)
     if failed:
         raise dg.Failure(
@@ -138,11 +138,12 @@ def work_queue_by_court(
     checks: Sequence[BatchCheck],
     *,
     written: str,
+    max_batches: int,
 ) -> Generator[dg.AssetMaterialization | dg.AssetCheckResult, None, BatchReport]:
     """A run without a partition (the sensor's): batches of due jobs, then one materialization per
     court that a completed job touched, so each partition's status stays true. Returns the batches'
     report."""
-    report = work_batch(context, engine, stage)
+    report = work_batch(context, engine, stage, max_batches=max_batches)
     with engine.connect() as conn:
         summaries = run_by_court(conn, context.run.run_id, stage.job_type, written)
     courts = register_courts()

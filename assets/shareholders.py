@@ -4,11 +4,9 @@ ownership graph as a pandas DataFrame."""
 import functools
 
 import dagster as dg
-import sqlalchemy as sa
 
-from assets.batch import BatchCheck, batch_metadata, retry_policy_for, work_batch
-from assets.partitions import court_backfill_policy, register_court_partitions_def, reparse_courts, work_queue_by_court
-from orchestration.queue import JobType
+from assets.batch import BatchCheck, batch_metadata, check_specs, work_batch
+from assets.partitions import register_court_partitions_def, reparse_courts, work_queue_by_court
 from orchestration.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
 from orchestration.shareholders.store import load_shareholders, review_summary
 from orchestration.shareholders.version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
@@ -16,6 +14,7 @@ from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import ShareholderParsingStage
 from resources.database import DatabaseResource
 from resources.documents import DocumentStoreResource
+from resources.job_queue import JobQueueResource
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
 
@@ -26,100 +25,78 @@ OWNERSHIP_GRAPH = dg.AssetKey("ownership_graph")
 reread_lists = functools.partial(reparse_court, redo=SHAREHOLDER_LIST_REREAD)
 
 
-def _failed_validation(check_name: str) -> sa.TextClause:
-    """Counts the batch's entities whose newest list fails the named validation check."""
-    return sa.text(f"""
-        SELECT count(*) FROM (
-            SELECT DISTINCT ON (entity_id) validation FROM content.shareholder_lists
-             WHERE entity_id = ANY(CAST(:entity_ids AS uuid[]))
-             ORDER BY entity_id, id DESC) latest
-         WHERE EXISTS (SELECT 1 FROM jsonb_array_elements(latest.validation -> 'checks') c
-                        WHERE c ->> 'name' = '{check_name}' AND c ->> 'status' = 'failed')
-    """)
+def _validation_check(name: str, description: str) -> BatchCheck:
+    """The batch's entities whose newest list fails the shareholder-list validation check ``name``."""
+    return BatchCheck(name, description, "lists_failing_check", {"check_name": name})
 
 
-_NEEDS_REVIEW = sa.text("""
-    SELECT count(*) FROM (
-        SELECT DISTINCT ON (entity_id) valid FROM content.shareholder_lists
-         WHERE entity_id = ANY(CAST(:entity_ids AS uuid[]))
-         ORDER BY entity_id, id DESC) latest
-     WHERE NOT latest.valid
-""")
-
-SHAREHOLDER_CHECKS: list[BatchCheck] = [
-    (
+SHAREHOLDER_CHECKS = [
+    BatchCheck(
         "lists_verified",
         "every newest list is verified: all checks passed, no cell read with low confidence "
         "(otherwise it is stored as needs_review)",
-        _NEEDS_REVIEW,
+        "lists_needing_review",
     ),
-    (
+    _validation_check(
         "read_confidently",
         "no cell that carries a value was read with low OCR confidence",
-        _failed_validation("read_confidently"),
     ),
-    (
+    _validation_check(
         "percentages_sum_to_100",
         "shareholder percentages sum to 100 within the rounding GesLV §4 allows",
-        _failed_validation("percentages_sum_to_100"),
     ),
-    (
+    _validation_check(
         "nominal_sum_matches_capital",
         "nominal amounts sum to the capital of the parsed register data",
-        _failed_validation("nominal_sum_matches_capital"),
     ),
-    (
+    _validation_check(
         "shares_numbered",
         "every share has a running number, without gaps or repeats",
-        _failed_validation("shares_numbered"),
     ),
 ]
 
 
-def build_shareholder_list_documents_asset(job_type: JobType) -> dg.AssetsDefinition:
-    @dg.asset(
-        key=SHAREHOLDER_LIST_DOCUMENTS,
-        deps=[dg.AssetKey("company_records")],
-        retry_policy=retry_policy_for(job_type),
-        group_name="shareholders",
-        kinds={"pdf"},
-        description="Shareholder lists (Gesellschafterliste) downloaded from the DK tree, content-addressed "
-        "(content.raw_documents); each run works one batch of due shareholder_download jobs.",
-    )
-    def shareholder_list_documents(
-        context: dg.AssetExecutionContext,
-        database: DatabaseResource,
-        documents: DocumentStoreResource,
-        register: RegisterResource,
-    ) -> dg.MaterializeResult:
-        stage = ShareholderDownloadStage(register.get_client, documents.get_store())
-        report = work_batch(context, database.get_engine(), stage)
-        return dg.MaterializeResult(metadata=batch_metadata(report, {"register": register.kind}))
-
-    return shareholder_list_documents
+@dg.asset(
+    key=SHAREHOLDER_LIST_DOCUMENTS,
+    deps=[dg.AssetKey("company_records")],
+    group_name="shareholders",
+    kinds={"pdf"},
+    description="Shareholder lists (Gesellschafterliste) downloaded from the DK tree, content-addressed "
+    "(content.raw_documents); each run works one batch of due shareholder_download jobs.",
+)
+def shareholder_list_documents(
+    context: dg.AssetExecutionContext,
+    database: DatabaseResource,
+    documents: DocumentStoreResource,
+    register: RegisterResource,
+    job_queue: JobQueueResource,
+) -> dg.MaterializeResult:
+    stage = ShareholderDownloadStage(register.get_client, documents.get_store())
+    report = work_batch(context, database.get_engine(), stage, max_batches=job_queue.max_batches_per_run)
+    return dg.MaterializeResult(metadata=batch_metadata(report, {"register": register.register_kind}))
 
 
-def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
+def build_shareholders_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDefinition:
     @dg.asset(
         key=SHAREHOLDERS,
         deps=[SHAREHOLDER_LIST_DOCUMENTS],
         code_version=SHAREHOLDER_READER_VERSION,
         partitions_def=register_court_partitions_def,
-        backfill_policy=court_backfill_policy,
+        backfill_policy=backfill_policy,
         output_required=False,  # materialized per court partition by the asset itself
-        retry_policy=retry_policy_for(job_type),
         group_name="shareholders",
         kinds={"postgres"},
         description="Shareholders read from the lists as tables (text layer or OCR, rules or LLM), one "
         "revision per list, verified or needs_review with its failed checks and low-confidence cells "
         "(content.shareholder_lists, content.shareholders).",
-        check_specs=[dg.AssetCheckSpec(name, asset=SHAREHOLDERS, description=d) for name, d, _ in SHAREHOLDER_CHECKS],
+        check_specs=check_specs(SHAREHOLDER_CHECKS, SHAREHOLDERS),
     )
     def shareholders(
         context: dg.AssetExecutionContext,
         database: DatabaseResource,
         documents: DocumentStoreResource,
         shareholder_extractor: ShareholderExtractorResource,
+        job_queue: JobQueueResource,
     ):
         engine = database.get_engine()
         stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
@@ -137,7 +114,14 @@ def build_shareholders_asset(job_type: JobType) -> dg.AssetsDefinition:
             )
         else:
             report = yield from work_queue_by_court(
-                context, engine, stage, SHAREHOLDERS, SHAREHOLDER_READER_VERSION, SHAREHOLDER_CHECKS, written="new_list"
+                context,
+                engine,
+                stage,
+                SHAREHOLDERS,
+                SHAREHOLDER_READER_VERSION,
+                SHAREHOLDER_CHECKS,
+                written="new_list",
+                max_batches=job_queue.max_batches_per_run,
             )
         # Which lists a person should look at: one observation for the run's lists, whatever their courts.
         with engine.connect() as conn:

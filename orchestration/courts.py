@@ -15,7 +15,10 @@ from importlib import resources
 
 import sqlalchemy as sa
 
+from orchestration.db import queries
 from orchestration.worker import BatchReport
+
+QUERIES = queries.load("courts")
 
 
 @cache
@@ -30,21 +33,6 @@ def unknown_courts(codes: list[str]) -> list[str]:
     """The codes among ``codes`` that are not register courts."""
     courts = register_courts()
     return [code for code in codes if code not in courts]
-
-
-# What one run did per register court, from the step history (which carries the run id, so only
-# the run's own rows are read): the jobs it completed, how many of those wrote something new (the
-# true result flag ``:written``), and its failed attempts by failure class.
-RUN_BY_COURT = sa.text("""
-    SELECT left(e.court_code, 5) AS court, h.status, coalesce(h.error_type, 'unclassified') AS failure_class,
-           count(*) AS jobs,
-           count(*) FILTER (WHERE h.status = 'completed' AND (j.result ->> :written)::boolean) AS written
-      FROM processing.job_step_history h
-      JOIN processing.processing_jobs j ON j.id = h.job_id
-      JOIN content.entities e ON e.id = j.entity_id
-     WHERE h.dagster_run_id = :run_id AND h.step_type = :job_type AND h.status IN ('completed', 'failed')
-     GROUP BY 1, 2, 3
-""")
 
 
 @dataclass
@@ -67,7 +55,7 @@ class CourtSummary:
 def run_by_court(conn: sa.Connection, run_id: str, job_type: str, written: str) -> dict[str, CourtSummary]:
     """Per court, what run ``run_id`` did with ``job_type`` jobs; ``written`` names the result flag."""
     summaries: dict[str, CourtSummary] = {}
-    rows = conn.execute(RUN_BY_COURT, {"run_id": run_id, "job_type": job_type, "written": written})
+    rows = conn.execute(QUERIES["run_by_court"], {"run_id": run_id, "job_type": job_type, "written": written})
     for row in rows:
         summary = summaries.setdefault(row.court, CourtSummary(row.court))
         if row.status == "completed":

@@ -1,22 +1,26 @@
 """The Dagster code location: assets, jobs, sensors and resources of handelsregister-orchestration.
 
-Retry policies mirror processing.job_types, so the job types are read from the database when
-the code location loads.
+Built from one settings object, read from the environment (HREG_*) once, here; the resources
+carry it as their configuration. Loading the location needs no database: retry settings are
+read from processing.job_types when a step starts (assets.retries), and a sensor tick without
+the database is skipped with a message saying so (sensors.database).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import dagster as dg
 
 from assets.company_records import build_company_records_asset
-from assets.discovery import build_discovery_assets
-from assets.shareholders import build_shareholder_list_documents_asset, build_shareholders_asset, ownership_graph
-from orchestration import queue
-from orchestration.db.engine import get_engine
-from orchestration.db.migrate import schema_behind
-from orchestration.settings import Settings, get_settings
-from resources.database import database_from_environment
+from assets.discovery import basic_discovery
+from assets.partitions import court_backfill_policy
+from assets.shareholders import build_shareholders_asset, ownership_graph, shareholder_list_documents
+from orchestration.settings import Settings
+from resources.database import DatabaseResource
+from resources.discovery import SearchPolicyResource
 from resources.documents import DocumentStoreResource, ownership_graph_io_manager
+from resources.job_queue import JobQueueResource
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
 from sensors.announcements import register_announcements_job, register_announcements_schedule
@@ -30,27 +34,6 @@ SENSOR_INTERVAL_SECONDS = {
     "shareholder_download": 10,
     "shareholder_parsing": 10,
 }
-
-
-class SchemaBehind(RuntimeError):
-    """The database is older than the code location."""
-
-
-def load_job_types() -> dict[str, queue.JobType]:
-    engine = get_engine()
-    try:
-        behind = schema_behind(engine)
-        with engine.connect() as conn:
-            job_types = queue.job_types(conn)
-    except Exception as exc:
-        raise RuntimeError(
-            f"cannot read processing.job_types ({type(exc).__name__}: {exc}); "
-            "run `hreg db upgrade` (or `hreg dev`) first"
-        ) from exc
-    # Checked at load: a location deployed against an older schema would otherwise fail inside a run.
-    if behind:
-        raise SchemaBehind(f"{behind}: run `hreg db upgrade` against this database before loading the code location")
-    return job_types
 
 
 def run_executor(settings: Settings) -> dg.ExecutorDefinition:
@@ -75,19 +58,33 @@ def asset_job(job_type: str, asset: dg.AssetsDefinition, executor: dg.ExecutorDe
     )
 
 
-def build_definitions() -> dg.Definitions:
-    job_types = load_job_types()
-    assets_by_type = {
-        "basic_discovery": build_discovery_assets(job_types["basic_discovery"]),
-        "xml_parsing": build_company_records_asset(job_types["xml_parsing"]),
-        "shareholder_download": build_shareholder_list_documents_asset(job_types["shareholder_download"]),
-        "shareholder_parsing": build_shareholders_asset(job_types["shareholder_parsing"]),
+def build_resources(settings: Settings) -> dict[str, Any]:
+    """The resources of the code location, configured by ``settings``."""
+    database = DatabaseResource.from_settings(settings)
+    return {
+        "database": database,
+        "documents": DocumentStoreResource.from_settings(settings),
+        "register": RegisterResource.from_settings(settings, database),
+        "search_policy": SearchPolicyResource.from_settings(settings),
+        "job_queue": JobQueueResource.from_settings(settings),
+        "shareholder_extractor": ShareholderExtractorResource.from_settings(settings),
+        "ownership_graph_io_manager": ownership_graph_io_manager(settings),
     }
-    settings = get_settings()
+
+
+def build_definitions(settings: Settings | None = None) -> dg.Definitions:
+    """The code location configured by ``settings`` (default: the environment's, read now)."""
+    settings = settings or Settings()
+    backfill_policy = court_backfill_policy(settings.max_concurrent_runs)
+    assets_by_type = {
+        "basic_discovery": basic_discovery,
+        "xml_parsing": build_company_records_asset(backfill_policy),
+        "shareholder_download": shareholder_list_documents,
+        "shareholder_parsing": build_shareholders_asset(backfill_policy),
+    }
     executor = run_executor(settings)
     jobs = {job_type: asset_job(job_type, asset, executor) for job_type, asset in assets_by_type.items()}
     sensors = [build_job_sensor(job_type, job, SENSOR_INTERVAL_SECONDS[job_type]) for job_type, job in jobs.items()]
-    database = database_from_environment()
     return dg.Definitions(
         assets=[*assets_by_type.values(), ownership_graph],
         # Also the executor of the implicit asset job that the UI's materializations and backfills use.
@@ -95,17 +92,11 @@ def build_definitions() -> dg.Definitions:
         jobs=[*jobs.values(), register_announcements_job],
         schedules=[register_announcements_schedule],
         sensors=[*sensors, lease_reaper_sensor, job_archive_sensor, *automation_sensors],
-        resources={
-            "database": database,
-            "documents": DocumentStoreResource(),
-            "register": RegisterResource(database=database),
-            "shareholder_extractor": ShareholderExtractorResource(),
-            "ownership_graph_io_manager": ownership_graph_io_manager(settings),
-        },
+        resources=build_resources(settings),
     )
 
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    # Loaded lazily by Dagster: importing this module needs no database.
+    # Loaded lazily by Dagster, and without the database.
     return build_definitions()

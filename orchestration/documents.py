@@ -16,27 +16,13 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from orchestration.db import queries
 from orchestration.failures import FailureClass, JobError
 from orchestration.object_store import ObjectStore, open_object_store
 
+QUERIES = queries.load("documents")
+
 INLINE_LIMIT_BYTES = 512 * 1024
-
-STORE = sa.text("""
-    INSERT INTO content.raw_documents
-        (sha256, entity_id, kind, media_type, filename, size_bytes, content, storage_path, source_url)
-    VALUES (:sha256, :entity_id, :kind, :media_type, :filename, :size_bytes, :content, :storage_path, :source_url)
-    ON CONFLICT (sha256) DO UPDATE SET entity_id = coalesce(content.raw_documents.entity_id, EXCLUDED.entity_id)
-    RETURNING id
-""")
-
-LOAD = sa.text("""
-    SELECT id, sha256, kind, media_type, filename, content, storage_path
-      FROM content.raw_documents WHERE id = ANY(CAST(:ids AS uuid[]))
-""")
-
-# Rows from before documents were stored by key name a file by its absolute local path.
-LOCAL_PATHS = sa.text("SELECT id, sha256, storage_path FROM content.raw_documents WHERE storage_path LIKE '/%'")
-SET_KEY = sa.text("UPDATE content.raw_documents SET storage_path = :key WHERE id = :id")
 
 
 @dataclass(frozen=True)
@@ -79,7 +65,7 @@ class DocumentStore:
             if not self.objects.exists(storage_key):
                 self.objects.put(storage_key, content)
         row_id = conn.execute(
-            STORE,
+            QUERIES["store_document"],
             {
                 "sha256": sha256,
                 "entity_id": entity_id,
@@ -97,7 +83,7 @@ class DocumentStore:
     def load(self, conn: sa.Connection, ids: list[str]) -> dict[str, StoredDocument]:
         """The documents with ``ids``, with their bytes; ids that do not exist are missing."""
         documents = {}
-        for row in conn.execute(LOAD, {"ids": ids}):
+        for row in conn.execute(QUERIES["load_documents"], {"ids": ids}):
             content = bytes(row.content) if row.content is not None else self.objects.get(row.storage_path)
             documents[str(row.id)] = StoredDocument(
                 id=str(row.id),
@@ -114,7 +100,7 @@ class DocumentStore:
         store and give the rows their key. Returns how many moved and the paths that do not exist,
         whose rows keep their path: nothing is lost, and a later run with the files back adopts them."""
         moved, missing = 0, []
-        for row in conn.execute(LOCAL_PATHS):
+        for row in conn.execute(QUERIES["documents_at_local_paths"]):
             path = Path(row.storage_path)
             if not path.is_file():
                 missing.append(row.storage_path)
@@ -122,7 +108,7 @@ class DocumentStore:
             key = self.key(row.sha256)
             if not self.objects.exists(key):
                 self.objects.put(key, path.read_bytes())
-            conn.execute(SET_KEY, {"id": row.id, "key": key})
+            conn.execute(QUERIES["set_storage_key"], {"id": row.id, "key": key})
             moved += 1
         return moved, missing
 

@@ -93,8 +93,8 @@ class ClaimStart:
         return cls(priority, datetime.fromisoformat(due), str(uuid.UUID(job_id)))
 
 
-# Every job is at or after this position: a claim from it starts at the queue's head.
-_QUEUE_HEAD = {"start_priority": "interactive", "start_due": "-infinity", "start_id": str(uuid.UUID(int=0))}
+# The claim query's start parameters for the queue's head: every job is at or after this position.
+QUEUE_HEAD = {"start_priority": "interactive", "start_due": "-infinity", "start_id": str(uuid.UUID(int=0))}
 
 
 def claim(
@@ -124,7 +124,7 @@ def claim(
         claimed = [ClaimedJob._make(row) for row in conn.execute(QUERIES["claim"], params | at_start)]
         if claimed:
             return claimed
-    return [ClaimedJob._make(row) for row in conn.execute(QUERIES["claim"], params | _QUEUE_HEAD)]
+    return [ClaimedJob._make(row) for row in conn.execute(QUERIES["claim"], params | QUEUE_HEAD)]
 
 
 def claim_for_entities(

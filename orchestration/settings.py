@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
@@ -11,6 +12,15 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 LIVE_REGISTER_URL = "https://www.handelsregister.de"
+
+
+@dataclass(frozen=True)
+class LlmEndpoint:
+    """An OpenAI-compatible endpoint that reads shareholder lists."""
+
+    base_url: str
+    model: str
+    api_key: str = ""
 
 
 class Settings(BaseSettings):
@@ -120,6 +130,13 @@ class Settings(BaseSettings):
     @property
     def webhook_networks(self) -> tuple[IPv4Network | IPv6Network, ...]:
         return _parse_networks(self.webhook_allowed_networks)
+
+    @property
+    def llm_endpoint(self) -> LlmEndpoint | None:
+        """The LLM endpoint, or None when HREG_LLM_BASE_URL is empty (rules only)."""
+        if not self.llm_base_url:
+            return None
+        return LlmEndpoint(self.llm_base_url, self.llm_model, self.llm_api_key)
 
     @property
     def resolved_data_dir(self) -> Path:

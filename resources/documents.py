@@ -8,21 +8,23 @@ from pydantic import Field
 
 from orchestration.documents import DocumentStore
 from orchestration.object_store import S3ObjectStore, open_object_store
-from orchestration.settings import Settings, get_settings
+from orchestration.settings import Settings
 
 
 class DocumentStoreResource(ConfigurableResource):
-    """Where raw documents too large for their database row are kept (default: HREG_DOCUMENT_STORE)."""
+    """Where raw documents too large for their database row are kept (HREG_DOCUMENT_STORE)."""
 
-    location: str = Field(
-        "", description="file://DIRECTORY or s3://BUCKET/PREFIX of the store; empty: taken from the settings."
+    location: str = Field(description="file://DIRECTORY or s3://BUCKET/PREFIX of the store.")
+    inline_limit_bytes: int = Field(
+        description="Documents up to this size stay in their database row (HREG_DOCUMENT_INLINE_LIMIT_BYTES)."
     )
 
     def get_store(self) -> DocumentStore:
-        settings = get_settings()
-        return DocumentStore(
-            self.location or settings.document_store_location, inline_limit_bytes=settings.document_inline_limit_bytes
-        )
+        return DocumentStore(self.location, inline_limit_bytes=self.inline_limit_bytes)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DocumentStoreResource:
+        return cls(location=settings.document_store_location, inline_limit_bytes=settings.document_inline_limit_bytes)
 
 
 def ownership_graph_io_manager(settings: Settings) -> ConfigurableIOManager:

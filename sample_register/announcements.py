@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from orchestration.register.models import ANNOUNCEMENT_CATEGORIES
+from orchestration.register.results import ANNOUNCEMENT_CATEGORIES
 from sample_register.company import Company
 
 CATEGORIES = ANNOUNCEMENT_CATEGORIES  # the portal's values and labels

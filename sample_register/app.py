@@ -36,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from orchestration.register.models import DOCUMENT_KINDS, SearchMode
+from orchestration.register.results import DOCUMENT_KINDS, SearchMode
 from sample_register import html
 from sample_register.announcements import CATEGORIES, STATES, Announcement, Announcements, legal_form_text
 from sample_register.company import Company

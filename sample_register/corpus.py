@@ -13,7 +13,7 @@ import zlib
 from decimal import Decimal
 from pathlib import Path
 
-from orchestration.register.models import SearchMode
+from orchestration.register.results import SearchMode
 from orchestration.xjustiz import parse_si
 from sample_register.company import WORD, Company
 from sample_register.courts import Court, court

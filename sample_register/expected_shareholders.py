@@ -8,7 +8,7 @@ import re
 from decimal import Decimal
 from pathlib import Path
 
-from orchestration.shareholders.model import ShareholderList
+from orchestration.shareholders.shareholder_list import ShareholderList
 
 KINDS = {"natural_person": "person", "organisation": "organisation"}
 PERCENT_TOLERANCE = Decimal("0.1")

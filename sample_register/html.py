@@ -11,7 +11,7 @@ from datetime import date, datetime
 from html import escape
 from zoneinfo import ZoneInfo
 
-from orchestration.register.models import DOCUMENT_KINDS
+from orchestration.register.results import DOCUMENT_KINDS
 from sample_register.company import Company
 from sample_register.courts import Court
 from sample_register.documents import TreeNode

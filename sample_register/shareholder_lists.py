@@ -28,7 +28,7 @@ from reportlab.lib.utils import ImageReader
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 
-from orchestration.shareholders.model import Share, Shareholder, ShareholderList, derived_percentage
+from orchestration.shareholders.shareholder_list import Share, Shareholder, ShareholderList, derived_percentage
 from orchestration.shareholders.validation import validate
 
 LAYOUTS = ("per_share", "ranges", "corporate", "english", "multipage", "several_ranges", "foreign")

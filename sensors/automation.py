@@ -10,6 +10,7 @@ import dagster as dg
 
 from orchestration.automation import EventCursor, evaluate_events, run_due_actions, run_scheduled_rules
 from resources.database import DatabaseResource
+from sensors.database import skip_while_database_unavailable
 
 # A tick must finish well inside Dagster's sensor timeout (60 s by default).
 EVALUATION_BUDGET_S = 15.0
@@ -24,6 +25,7 @@ DELIVERY_BUDGET_S = 20.0
     "new companies matching saved searches, permanently failed jobs), then runs the due scheduled "
     "actions of every rule: delayed actions, webhooks and their retries.",
 )
+@skip_while_database_unavailable
 def automation_event_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SensorResult:
     engine = database.get_engine()
     cursor = EventCursor.from_json(context.cursor) if context.cursor else None
@@ -51,6 +53,7 @@ def automation_event_sensor(context: dg.SensorEvaluationContext, database: Datab
     "company is re-checked (or handed to the rule's action) once per scheduled time, however many "
     "daemons evaluate.",
 )
+@skip_while_database_unavailable
 def automation_schedule_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SkipReason:
     runs = run_scheduled_rules(database.get_engine())
     for run in runs:

@@ -7,14 +7,16 @@ are counted, so that a deep queue never floods the daemon.
 """
 
 import json
-from datetime import timedelta
 
 import dagster as dg
 
 from assets.batch import BATCH_HEAD_TAG
+from assets.retries import retry_tags
 from orchestration import queue
-from orchestration.settings import get_settings
+from orchestration.db.migrate import schema_behind
 from resources.database import DatabaseResource
+from resources.job_queue import JobQueueResource
+from sensors.database import skip_while_database_unavailable
 
 IN_FLIGHT = [
     dg.DagsterRunStatus.QUEUED,
@@ -34,17 +36,24 @@ def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefi
         description=f"Requests runs of {job.name} over batches of due {job_type} jobs "
         "(batch size from processing.job_types).",
     )
-    def job_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource):
-        max_in_flight = get_settings().max_runs_in_flight
+    @skip_while_database_unavailable
+    def job_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource, job_queue: JobQueueResource):
+        max_in_flight = job_queue.max_runs_in_flight
         in_flight = context.instance.get_runs_count(dg.RunsFilter(job_name=job.name, statuses=IN_FLIGHT))
         room = max_in_flight - in_flight
         if room <= 0:
             return dg.SkipReason(f"{in_flight} {job.name} runs in flight (limit {max_in_flight}); waiting for them")
-        with database.get_engine().connect() as conn:
-            settings = queue.job_types(conn)[job_type]
-            heads = queue.batch_heads(
-                conn, job_type, settings.batch_size, room, background_slots=settings.background_slots
+        engine = database.get_engine()
+        # Checked at each tick, not when the location loads (which needs no database): runs of
+        # this code against an older schema would fail inside the run.
+        behind = schema_behind(engine)
+        if behind:
+            return dg.SkipReason(
+                f"{behind}: run `hreg db upgrade` against this database; no runs are requested until then"
             )
+        with engine.connect() as conn:
+            row = queue.job_types(conn)[job_type]
+            heads = queue.batch_heads(conn, job_type, row.batch_size, room, background_slots=row.background_slots)
         if not heads:
             return dg.SkipReason(f"no due {job_type} jobs")
         run_keys = {f"{job_type}:{head.key}": head for head in heads}
@@ -54,7 +63,10 @@ def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefi
         if not new_keys:
             return dg.SkipReason(f"the {len(run_keys)} due batches of {job_type} are already requested")
         return [
-            dg.RunRequest(run_key=key, tags={JOB_TYPE_TAG: job_type, BATCH_HEAD_TAG: run_keys[key].start.to_text()})
+            dg.RunRequest(
+                run_key=key,
+                tags={JOB_TYPE_TAG: job_type, BATCH_HEAD_TAG: run_keys[key].start.to_text(), **retry_tags(row)},
+            )
             for key in new_keys
         ]
 
@@ -68,6 +80,7 @@ def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefi
     description="Fails running jobs whose lease expired (failure class lease_expired), so that the "
     "database re-queues them: the jobs of a run that crashed or was cancelled.",
 )
+@skip_while_database_unavailable
 def lease_reaper_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource):
     # A single UPDATE on the lease index; bookkeeping, not job work, so it runs in the tick.
     with database.get_engine().begin() as conn:
@@ -84,14 +97,11 @@ def lease_reaper_sensor(context: dg.SensorEvaluationContext, database: DatabaseR
     description="Moves jobs completed longer ago than HREG_JOB_ARCHIVE_AFTER_DAYS to processing.job_archive, "
     "in batches, so the queue table stays small; the step history keeps every attempt.",
 )
-def job_archive_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource):
+@skip_while_database_unavailable
+def job_archive_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource, job_queue: JobQueueResource):
     # Bookkeeping, not job work, so it runs in the tick, as the reaper does; a tick moves at most
     # ten batches and leaves the rest to the next.
-    settings = get_settings()
     moved = queue.archive_all_completed(
-        database.get_engine(),
-        timedelta(days=settings.job_archive_after_days),
-        settings.job_archive_batch_size,
-        max_batches=10,
+        database.get_engine(), job_queue.archive_after, job_queue.archive_batch_size, max_batches=10
     )
     return dg.SkipReason(f"archived {moved} completed jobs")

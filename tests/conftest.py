@@ -77,6 +77,13 @@ def db_url(server_url, template_url, monkeypatch, test_data_dir):
 
 
 @pytest.fixture
+def settings(db_url, test_data_dir) -> Settings:
+    """The configuration of a test's code location: its fresh database and the session's data dir.
+    A test that needs another value builds ``build_definitions(settings.model_copy(update=...))``."""
+    return Settings(database_url=db_url.render_as_string(hide_password=False), data_dir=test_data_dir)
+
+
+@pytest.fixture
 def engine(db_url):
     engine = create_app_engine(db_url)
     yield engine
@@ -92,3 +99,9 @@ def configured_sample_register(samples_dir, db_url, monkeypatch):
         monkeypatch.setenv("HREG_REGISTER_URL", server.url)
         clear_process_caches()
         yield server
+
+
+@pytest.fixture
+def sample_register_settings(settings, configured_sample_register) -> Settings:
+    """The test's settings with the register pointed at the sample register in a thread."""
+    return settings.model_copy(update={"register_kind": "sample", "register_url": configured_sample_register.url})

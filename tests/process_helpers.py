@@ -1,9 +1,11 @@
-"""Helpers of the tests that start real processes: free ports and waiting for an outcome."""
+"""Helpers of the tests that start real processes: free ports, waiting for an outcome, and the
+processes left running."""
 
 from __future__ import annotations
 
 import socket
 import time
+from pathlib import Path
 
 
 def free_port() -> int:
@@ -21,3 +23,19 @@ def wait_until(predicate, timeout_s: float, what: str):
             return value
         time.sleep(1)
     raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+
+
+def processes_with(marker: str) -> dict[int, str]:
+    """Running processes whose environment or command line carries ``marker``, with their command lines."""
+    found = {}
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            if marker.encode() not in (proc / "environ").read_bytes() and marker.encode() not in cmdline:
+                continue
+            if (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                continue
+            found[int(proc.name)] = cmdline.replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+    return found

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from orchestration.shareholders.columns import roles
-from orchestration.shareholders.page import Page, Word
+from orchestration.shareholders.page_layout import Page, Word
 from orchestration.shareholders.tables import Cell, Column, Table, TableLine
 
 COLUMN_WIDTH = 100.0

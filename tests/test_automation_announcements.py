@@ -12,10 +12,10 @@ import pytest
 import sqlalchemy as sa
 
 from orchestration.automation.announcements import poll_announcements
-from orchestration.automation.rules import RuleConfigError
+from orchestration.automation.monitoring_rules import RuleConfigError
+from orchestration.definitions import build_resources
 from orchestration.register import PortalClient
 from resources.database import DatabaseResource
-from resources.register import RegisterResource
 from sample_register import start_sample_register_in_thread
 from sensors.announcements import register_announcements_job
 from sensors.automation import automation_event_sensor
@@ -133,12 +133,13 @@ def test_categories_narrow_the_rule_and_are_checked(engine, db_url, sample_regis
         assert read == ["3"] and entity not in rediscovered(conn)
 
 
-def test_the_daily_job_polls_the_watched_courts(engine, db_url, sample_register):
+def test_the_daily_job_polls_the_watched_courts(engine, settings, sample_register):
     company = next(c for c in sample_register.corpus.companies if not c.deleted)
     with engine.begin() as conn:
         make_rule(conn, "announcement_for_watched_company", "notification", watched=(add_entity(conn, company),))
-    database = DatabaseResource(url=db_url.render_as_string(hide_password=False))
-    resources = {"database": database, "register": RegisterResource(database=database, url=sample_register.url)}
+    resources = build_resources(
+        settings.model_copy(update={"register_kind": "sample", "register_url": sample_register.url})
+    )
 
     bucket_name = f"register {sample_register.url.rstrip('/')}"
     with engine.begin() as conn:

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from database_helpers import clear_process_caches
 from orchestration.automation import fire
-from orchestration.automation.rules import RuleConfigError, get_rule, validate_action, validate_source
+from orchestration.automation.monitoring_rules import RuleConfigError, get_rule, validate_action, validate_source
 from orchestration.cli import main
 from orchestration.db.engine import get_engine
 from test_automation_support import ORGANIZATION, USER, change_event, make_entity

@@ -39,11 +39,12 @@ def test_once_fires_once_per_company_ever(engine):
         company = make_entity(conn)
         rule = make_rule(conn, "entity_changed", frequency="once")
     with engine.connect() as conn:
-        fire(conn, rule, change_event(company, "revision:1"))
+        assert fire(conn, rule, change_event(company, "revision:1")) is FiringOutcome.SUCCEEDED
     with engine.begin() as conn:
         backdate_firings(conn, rule.id, 400 * 86400)
     with engine.connect() as conn:
         assert fire(conn, rule, change_event(company, "revision:2")) is FiringOutcome.HELD_BACK
+        assert [row.event_key for row in log_rows(conn, rule.id)] == ["revision:1"]
 
 
 def test_always_fires_for_every_event(engine):

@@ -16,8 +16,8 @@ import sqlalchemy as sa
 
 from orchestration import queue
 from orchestration.documents import DocumentStore
-from orchestration.register import make_register_client, pages
-from orchestration.register.models import SearchMode
+from orchestration.register import portal_pages, register_client_for
+from orchestration.register.results import SearchMode
 from orchestration.settings import Settings
 from orchestration.stages.discovery import DiscoveryStage
 from orchestration.stages.parsing import XmlParsingStage
@@ -51,7 +51,7 @@ def discover(engine, sample_register, store):
 
     def work(search_opens=("first", 0), result_pages=1, fresh_for=timedelta(hours=24)) -> dict[str, int]:
         stage = DiscoveryStage(
-            lambda priority: make_register_client(settings, engine, priority=priority),
+            lambda priority: register_client_for(settings, engine, priority=priority),
             store,
             result_pages=result_pages,
             search_opens=search_opens,
@@ -292,8 +292,8 @@ def test_no_transaction_is_open_while_a_retrieval_is_under_way(engine, sample_re
 
 def test_the_recorded_result_page_tells_its_page_size_and_row_count(samples_dir):
     """The portal's DataTable widget, as recorded: 10 rows a page, 2 records ("1-2 of 2 records")."""
-    doc = pages.parse_page((samples_dir / "portal" / "search_results.html").read_bytes())
-    table = pages.parse_result_table(doc)
+    doc = portal_pages.parse_page((samples_dir / "portal" / "search_results.html").read_bytes())
+    table = portal_pages.parse_result_table(doc)
     assert (table.table_id, table.rows_per_page, table.row_count) == (
         "ergebnissForm:selectedSuchErgebnisFormTable",
         10,
@@ -410,7 +410,7 @@ def test_a_run_holds_one_retrieval_job_at_a_time_while_it_waits(engine, sample_r
         sample_register.url + "/_sample/faults", json={"kind": "slow", "delay_s": 1.5, "on": "page", "times": 3}
     ).raise_for_status()
     settings = Settings(register_url=sample_register.url)
-    stage = DiscoveryStage(lambda priority: make_register_client(settings, engine, priority=priority), store)
+    stage = DiscoveryStage(lambda priority: register_client_for(settings, engine, priority=priority), store)
     worker = threading.Thread(target=run_batch, args=(engine, stage, "slow-run"))
     worker.start()
     held = []

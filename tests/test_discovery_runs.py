@@ -11,7 +11,9 @@ from orchestration.definitions import build_definitions
 from sample_register.entities import insert_known_entities
 
 
-def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(engine, configured_sample_register):
+def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(
+    engine, configured_sample_register, sample_register_settings
+):
     companies = [c for c in configured_sample_register.corpus.companies if c.seed is not None and not c.deleted][:4]
     with engine.begin() as conn:
         ids = insert_known_entities(conn, companies)
@@ -24,7 +26,7 @@ def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(engine, 
             {"e": opened},
         )
 
-    defs = build_definitions()
+    defs = build_definitions(sample_register_settings)
     with dg.instance_for_test() as instance:
         result = defs.resolve_job_def("basic_discovery_job").execute_in_process(instance=instance, raise_on_error=False)
         assert result.success

@@ -15,11 +15,10 @@ import sqlalchemy as sa
 from assets.shareholders import ownership_graph
 from database_helpers import clear_process_caches
 from orchestration.db.migrate import upgrade
+from orchestration.definitions import build_resources
 from orchestration.documents import DocumentStore
 from orchestration.object_store import MissingObject, open_object_store
-from orchestration.settings import Settings, get_settings
-from resources.database import database_from_environment
-from resources.documents import ownership_graph_io_manager
+from orchestration.settings import Settings
 from service_helpers import moto_s3_server
 
 BUCKET = "hreg-documents"
@@ -136,17 +135,14 @@ def test_upgrade_moves_documents_stored_by_absolute_path_into_the_store(
     assert stored_row(engine, lost_id).storage_path == lost_path
 
 
-def test_ownership_graph_goes_to_the_object_store_when_documents_do(db_url, s3, monkeypatch):
-    monkeypatch.setenv("HREG_DOCUMENT_STORE", f"s3://{BUCKET}/register")
-    clear_process_caches()
+def test_ownership_graph_goes_to_the_object_store_when_documents_do(settings, s3):
+    on_s3 = settings.model_copy(update={"document_store": f"s3://{BUCKET}/register"})
+    resources = build_resources(on_s3)
     with dg.instance_for_test() as instance:
         result = dg.materialize(
             [ownership_graph],
             instance=instance,
-            resources={
-                "database": database_from_environment(),
-                "ownership_graph_io_manager": ownership_graph_io_manager(get_settings()),
-            },
+            resources={key: resources[key] for key in ("database", "ownership_graph_io_manager")},
         )
     assert result.success
     keys = [item["Key"] for item in s3.list_objects_v2(Bucket=BUCKET, Prefix="register/dagster/")["Contents"]]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from process_helpers import free_port, wait_until
+from process_helpers import free_port, processes_with, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -33,21 +33,6 @@ def ignored_signals(pid: int) -> set[int]:
             mask = int(line.split()[1], 16)
             return {signum for signum in range(1, 65) if mask & (1 << (signum - 1))}
     raise AssertionError(f"no SigIgn line for {pid}")
-
-
-def processes_with(marker: str) -> dict[int, str]:
-    """Running processes whose environment carries ``marker``, with their command lines."""
-    found = {}
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            if marker.encode() not in (proc / "environ").read_bytes():
-                continue
-            if (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                continue
-            found[int(proc.name)] = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
-        except OSError:
-            continue  # gone meanwhile, or not ours to read
-    return found
 
 
 POOL_AFTER_DAGSTER = textwrap.dedent(

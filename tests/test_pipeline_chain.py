@@ -14,7 +14,7 @@ def run(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance) -> dg
     return result
 
 
-def test_search_to_shareholders_run_by_run(engine, configured_sample_register):
+def test_search_to_shareholders_run_by_run(engine, configured_sample_register, sample_register_settings):
     companies = configured_sample_register.corpus.companies
     names = [c.name for c in companies]
     corpus_company = next(
@@ -27,7 +27,7 @@ def test_search_to_shareholders_run_by_run(engine, configured_sample_register):
             sa.text("INSERT INTO public.searches (user_id, query, mode) VALUES (gen_random_uuid(), :q, 'exact')"),
             {"q": corpus_company.name},
         )
-    defs = build_definitions()
+    defs = build_definitions(sample_register_settings)
     with dg.instance_for_test() as instance:
         discovery = run(defs, "basic_discovery_job", instance)
         parsing = run(defs, "xml_parsing_job", instance)

@@ -11,11 +11,9 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
-from database_helpers import clear_process_caches
 from orchestration import queue
 from orchestration.definitions import build_definitions
 from orchestration.documents import DocumentStore
-from orchestration.settings import get_settings
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from pipeline_helpers import add_entity_with_si, history_rows, job_rows, sample_si_files
@@ -30,11 +28,9 @@ def sample_register(samples_dir):
 
 
 @pytest.fixture
-def register_env(sample_register, db_url, monkeypatch):
-    monkeypatch.setenv("HREG_REGISTER", "sample")
-    monkeypatch.setenv("HREG_REGISTER_URL", sample_register.url)
-    clear_process_caches()
-    yield sample_register
+def register_settings(sample_register, settings):
+    """The test's settings with the register at the sample register, whose faults are reset afterwards."""
+    yield settings.model_copy(update={"register_kind": "sample", "register_url": sample_register.url})
     httpx.delete(sample_register.url + "/_sample/faults").raise_for_status()
 
 
@@ -43,17 +39,19 @@ def make_due(engine) -> None:
         conn.execute(sa.text("UPDATE processing.processing_jobs SET next_attempt_at = now() WHERE status = 'queued'"))
 
 
-def test_transient_register_error_is_retried_by_the_database_then_succeeds(engine, register_env):
+def test_transient_register_error_is_retried_by_the_database_then_succeeds(engine, register_settings):
     with engine.begin() as conn:
         search_id = conn.execute(
             sa.text(
                 "INSERT INTO public.searches (user_id, query, mode) VALUES (gen_random_uuid(), 'Apple GmbH', 'exact') RETURNING id"
             )
         ).scalar_one()
-    httpx.post(register_env.url + "/_sample/faults", json={"kind": "server_error", "status": 503}).raise_for_status()
+    httpx.post(
+        register_settings.register_url + "/_sample/faults", json={"kind": "server_error", "status": 503}
+    ).raise_for_status()
 
     with dg.instance_for_test() as instance:
-        job_def = build_definitions().resolve_job_def("basic_discovery_job")
+        job_def = build_definitions(register_settings).resolve_job_def("basic_discovery_job")
         failed_run = job_def.execute_in_process(instance=instance, raise_on_error=False)
         # Every job of the batch failed: the step fails, and is not retried by Dagster, since
         # the database already re-queued the job.
@@ -109,8 +107,8 @@ HANGING_WORKER = textwrap.dedent("""
 """)
 
 
-def test_a_killed_worker_leaves_its_jobs_to_the_reaper_and_they_are_retried(engine, db_url, samples_dir):
-    store = DocumentStore(get_settings().documents_dir)
+def test_a_killed_worker_leaves_its_jobs_to_the_reaper_and_they_are_retried(engine, db_url, settings, samples_dir):
+    store = DocumentStore(settings.documents_dir)
     files = sample_si_files(samples_dir)[:3]
     for i, path in enumerate(files):
         add_entity_with_si(engine, store, path.read_bytes(), number=str(300 + i))

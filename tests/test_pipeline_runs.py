@@ -7,22 +7,26 @@ import sqlalchemy as sa
 
 from orchestration.definitions import build_definitions
 from orchestration.documents import DocumentStore
-from orchestration.settings import get_settings
+from orchestration.settings import Settings
 from pipeline_helpers import add_entity_with_si, history_rows, job_rows, sample_si_files
 
 
-def run_job(job_name: str, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
-    return build_definitions().resolve_job_def(job_name).execute_in_process(instance=instance, raise_on_error=False)
+def run_job(settings: Settings, job_name: str, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
+    return (
+        build_definitions(settings)
+        .resolve_job_def(job_name)
+        .execute_in_process(instance=instance, raise_on_error=False)
+    )
 
 
-def test_parse_run_completes_good_documents_and_fails_only_the_bad_one(engine, samples_dir):
-    store = DocumentStore(get_settings().documents_dir)
+def test_parse_run_completes_good_documents_and_fails_only_the_bad_one(engine, settings, samples_dir):
+    store = DocumentStore(settings.documents_dir)
     files = sample_si_files(samples_dir)[:4]
     good = [add_entity_with_si(engine, store, f.read_bytes(), number=str(100 + i)) for i, f in enumerate(files)]
     bad = add_entity_with_si(engine, store, b"<?xml version='1.0'?><invoice/>", number="999")
 
     with dg.instance_for_test() as instance:
-        result = run_job("xml_parsing_job", instance)
+        result = run_job(settings, "xml_parsing_job", instance)
         assert result.success
         # One materialization for the one court partition the batch touched (all five are Munich's).
         (materialization,) = result.asset_materializations_for_node("company_records")

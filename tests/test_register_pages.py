@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestration.register import pages
+from orchestration.register import portal_pages
 from orchestration.register.errors import PageStructureError
 
 RESULTS_URL = "https://www.handelsregister.de/rp_web/sucheErgebnisse/welcome.xhtml?cid=1"
@@ -17,11 +17,11 @@ def portal_dir(samples_dir):
 
 @pytest.fixture(scope="module")
 def results_page(portal_dir):
-    return pages.parse_page((portal_dir / "search_results.html").read_bytes())
+    return portal_pages.parse_page((portal_dir / "search_results.html").read_bytes())
 
 
 def test_result_rows_of_the_recorded_search(results_page):
-    entries = pages.parse_results(results_page, {"berlin (charlottenburg)": "F1103"})
+    entries = portal_pages.parse_results(results_page, {"berlin (charlottenburg)": "F1103"})
 
     rows = [e.row for e in entries]
     assert [(r.name, r.register_type, r.register_number) for r in rows] == [
@@ -41,7 +41,7 @@ def test_result_rows_of_the_recorded_search(results_page):
 
 
 def test_document_links_carry_their_ids_and_the_form_they_submit(results_page):
-    entry = pages.parse_results(results_page)[1]
+    entry = portal_pages.parse_results(results_page)[1]
 
     assert entry.form_id == "ergebnissForm"
     (si_param,) = entry.links["SI"].items()
@@ -52,19 +52,19 @@ def test_document_links_carry_their_ids_and_the_form_they_submit(results_page):
 
 
 def test_results_form_and_navigation_come_from_the_page(results_page):
-    form = pages.form_by_id(results_page, "ergebnissForm", RESULTS_URL)
+    form = portal_pages.form_by_id(results_page, "ergebnissForm", RESULTS_URL)
     assert form.action == RESULTS_URL
     assert form.view_state == "6337723330793113554:-8132795512117875890"
 
-    navigation, params = pages.navigation_to(results_page, "erweiterteSucheLink", RESULTS_URL)
+    navigation, params = portal_pages.navigation_to(results_page, "erweiterteSucheLink", RESULTS_URL)
     assert navigation.form_id == "naviForm"
     assert params == {"naviForm:erweiterteSucheLink": "naviForm:erweiterteSucheLink", "target": "erweiterteSucheLink"}
 
 
 def test_dk_tree_partial_response(portal_dir):
-    response = pages.parse_partial_response((portal_dir / "dk_partial_expand.xml").read_bytes())
+    response = portal_pages.parse_partial_response((portal_dir / "dk_partial_expand.xml").read_bytes())
 
-    nodes = pages.parse_tree_nodes(response.fragment("dk_form:dktree"))
+    nodes = portal_pages.parse_tree_nodes(response.fragment("dk_form:dktree"))
     assert [(n.row_key, n.kind) for n in nodes] == [("0_0", "folder"), ("0_1", "document")]
     assert nodes[1].label == "Liste der Gesellschafter - Aufnahme in den Registerordner am 29.10.2024"
     assert nodes[1].is_shareholder_list and not nodes[0].is_shareholder_list
@@ -72,28 +72,28 @@ def test_dk_tree_partial_response(portal_dir):
 
 
 def test_pages_without_the_expected_structure_are_refused(portal_dir, results_page):
-    announcements = pages.parse_page((portal_dir / "announcements_results.html").read_bytes())
+    announcements = portal_pages.parse_page((portal_dir / "announcements_results.html").read_bytes())
     with pytest.raises(PageStructureError):
-        pages.parse_results(announcements)
+        portal_pages.parse_results(announcements)
     with pytest.raises(PageStructureError):
-        pages.parse_search_form(results_page, RESULTS_URL)
+        portal_pages.parse_search_form(results_page, RESULTS_URL)
     with pytest.raises(PageStructureError):
-        pages.parse_partial_response((portal_dir / "search_results.html").read_bytes())
+        portal_pages.parse_partial_response((portal_dir / "search_results.html").read_bytes())
 
 
 def test_real_pages_are_not_mistaken_for_the_rate_limit_page(portal_dir):
     for name in ("search_results.html", "announcements_results.html", "announcement_detail.html"):
-        assert not pages.is_rate_limit_page(pages.parse_page((portal_dir / name).read_bytes()))
+        assert not portal_pages.is_rate_limit_page(portal_pages.parse_page((portal_dir / name).read_bytes()))
 
 
 # ----------------------------------------------------------------------------- announcements
 
 
 def test_announcement_results_of_the_recording(portal_dir):
-    doc = pages.parse_page((portal_dir / "announcements_results.html").read_bytes())
+    doc = portal_pages.parse_page((portal_dir / "announcements_results.html").read_bytes())
     categories = {"2": "Registerbekanntmachung nach dem Umwandlungsgesetz", "3": "Einreichung neuer Dokumente"}
 
-    found = pages.parse_announcements(doc, categories)
+    found = portal_pages.parse_announcements(doc, categories)
 
     assert [(a.id, a.published.isoformat()) for a in found] == [
         ("167692", "2026-08-20"),
@@ -124,13 +124,15 @@ def test_announcement_results_of_the_recording(portal_dir):
         "1950",
     )
     assert found[4].name.startswith('"VEPRO" Gesellschaft') and found[4].seat == "Braunschweig"
-    assert pages.announcement_command(doc).source == "bekanntMachungenForm:j_idt173"
+    assert portal_pages.announcement_command(doc).source == "bekanntMachungenForm:j_idt173"
 
 
 def test_announcement_details_of_the_recordings(portal_dir):
-    merger = pages.parse_announcement_detail(pages.parse_page((portal_dir / "announcement_detail.html").read_bytes()))
-    deletion = pages.parse_announcement_detail(
-        pages.parse_page((portal_dir / "announcement_detail_loeschung.html").read_bytes())
+    merger = portal_pages.parse_announcement_detail(
+        portal_pages.parse_page((portal_dir / "announcement_detail.html").read_bytes())
+    )
+    deletion = portal_pages.parse_announcement_detail(
+        portal_pages.parse_page((portal_dir / "announcement_detail_loeschung.html").read_bytes())
     )
 
     assert (merger.published.isoformat(), merger.entered.isoformat()) == ("2026-08-20", "2026-08-19")
@@ -153,14 +155,14 @@ def test_the_portals_select_behaviour_and_messages(results_page):
         '{PrimeFaces.ab({s:"dk_form:dktree",e:"select",f:"dk_form",p:"dk_form:dktree",'
         'u:"dk_form:detailsNodePanelGrid dk_form:dktree dk_formInfobox"},ext);}}});'
     )
-    behaviour = pages.parse_behaviour(script, "select", "dk_form:dktree")
+    behaviour = portal_pages.parse_behaviour(script, "select", "dk_form:dktree")
     assert behaviour.updates == ["dk_form:detailsNodePanelGrid", "dk_form:dktree", "dk_formInfobox"]
     assert behaviour.render == "dk_form:detailsNodePanelGrid dk_form:dktree dk_formInfobox"
 
-    assert pages.portal_messages(results_page) == []
-    box = pages.parse_page(
+    assert portal_pages.portal_messages(results_page) == []
+    box = portal_pages.parse_page(
         b'<html><body><div id="form:messages" class="ui-messages ui-widget"><div class="ui-messages-error ui-corner-all">'
         b'<ul><li><span class="ui-messages-error-summary">Suche</span><span class="ui-messages-error-detail">'
         b"Bitte weiteres Suchkriterium angeben.</span></li></ul></div></div></body></html>"
     )
-    assert pages.portal_messages(box) == ["Suche: Bitte weiteres Suchkriterium angeben."]
+    assert portal_pages.portal_messages(box) == ["Suche: Bitte weiteres Suchkriterium angeben."]

@@ -10,8 +10,8 @@ import pytest
 
 from orchestration import queue
 from orchestration.failures import FailureClass, JobError
-from orchestration.register import PortalClient, SearchMode, SharedRateLimiter, pages
-from orchestration.register.models import walk_nodes
+from orchestration.register import PortalClient, SearchMode, SharedRateLimiter, portal_pages
+from orchestration.register.results import walk_nodes
 from orchestration.stages.shareholder_download import (
     leads_to_shareholder_lists,
     newest_shareholder_list,
@@ -91,7 +91,9 @@ def test_the_select_behaviour_has_a_space_and_updates_several_ids(sample_registe
     page = click_link(br, link_id, extra).read().decode()
     assert 'select:function(ext,event) {PrimeFaces.ab({s:"dk_form:dktree"' in page
     assert f'u:"{SELECT_RENDER}"' in page
-    tree = pages.parse_document_tree(pages.parse_page(page.encode()), "http://x/rp_web/documents/welcome.xhtml?cid=1")
+    tree = portal_pages.parse_document_tree(
+        portal_pages.parse_page(page.encode()), "http://x/rp_web/documents/welcome.xhtml?cid=1"
+    )
     assert tree.select.updates == ["dk_form:detailsNodePanelGrid", "dk_form:dktree", "dk_formInfobox"]
 
     (row,) = client.search(company.name, SearchMode.EXACT)
@@ -102,7 +104,7 @@ def test_the_select_behaviour_has_a_space_and_updates_several_ids(sample_registe
 def test_the_select_response_updates_every_id_it_was_asked_for(sample_register, company):
     dk = open_dk(sample_register.url, company.name)
     dk.walk_tree()
-    partial = pages.parse_partial_response(dk.tree_event("select", "0_1", SELECT_RENDER).encode())
+    partial = portal_pages.parse_partial_response(dk.tree_event("select", "0_1", SELECT_RENDER).encode())
     assert {"dk_form:detailsNodePanelGrid", "dk_form:dktree", "dk_formInfobox"} <= set(partial.updates)
 
 
@@ -112,8 +114,8 @@ def test_the_select_response_updates_every_id_it_was_asked_for(sample_register, 
 def test_button_and_radio_are_on_the_page_disabled_until_a_document_is_selected(sample_register, company):
     br, results = search(sample_register.url, company.name)
     link_id, extra = doc_links(results, 0)["DK"]
-    page = pages.parse_page(click_link(br, link_id, extra).read())
-    controls = pages.download_controls(page.xpath('//form[@id="dk_form"]')[0])
+    page = portal_pages.parse_page(click_link(br, link_id, extra).read())
+    controls = portal_pages.download_controls(page.xpath('//form[@id="dk_form"]')[0])
     assert (controls.format_field, controls.formats, controls.enabled) == ("dk_form:radio_dkbuttons", [], False)
     assert [r.get("value") for r in page.xpath('//input[@name="dk_form:radio_dkbuttons"]')] == ["false", "true"]
 
@@ -132,8 +134,8 @@ def test_button_and_radio_are_on_the_page_disabled_until_a_document_is_selected(
     )
     assert "attachment" not in str(headers).lower() and b'id="dk_form:dktree"' in body
     # After the select the panel comes back with both formats and the button enabled.
-    panel = pages.parse_partial_response(dk.tree_event("select", "0_1", SELECT_RENDER).encode())
-    after = pages.download_controls(panel.fragment("dk_form:detailsNodePanelGrid"))
+    panel = portal_pages.parse_partial_response(dk.tree_event("select", "0_1", SELECT_RENDER).encode())
+    after = portal_pages.download_controls(panel.fragment("dk_form:detailsNodePanelGrid"))
     assert (after.formats, after.enabled) == (["false", "true"], True)
 
 
@@ -194,9 +196,11 @@ def test_tree_shape_categories_and_a_document_in_several_folders(client, company
 def test_dk_opens_by_a_redirect_to_the_document_view(sample_register, company):
     with httpx.Client(base_url=sample_register.url, follow_redirects=True) as http:
         start = http.get("/")
-        navigation, params = pages.navigation_to(pages.parse_page(start.content), "erweiterteSucheLink", str(start.url))
+        navigation, params = portal_pages.navigation_to(
+            portal_pages.parse_page(start.content), "erweiterteSucheLink", str(start.url)
+        )
         search_page = http.post(navigation.action, data=dict(navigation.payload(params)))
-        form = pages.parse_search_form(pages.parse_page(search_page.content), str(search_page.url))
+        form = portal_pages.parse_search_form(portal_pages.parse_page(search_page.content), str(search_page.url))
         results = http.post(
             form.form.action,
             data=dict(
@@ -209,8 +213,10 @@ def test_dk_opens_by_a_redirect_to_the_document_view(sample_register, company):
                 )
             ),
         )
-        (entry,) = pages.parse_results(pages.parse_page(results.content))
-        results_form = pages.form_by_id(pages.parse_page(results.content), entry.form_id, str(results.url))
+        (entry,) = portal_pages.parse_results(portal_pages.parse_page(results.content))
+        results_form = portal_pages.form_by_id(
+            portal_pages.parse_page(results.content), entry.form_id, str(results.url)
+        )
         response = http.post(
             results_form.action, data=dict(results_form.payload(entry.links["DK"])), follow_redirects=False
         )
@@ -254,10 +260,10 @@ def test_earlier_names_in_a_nested_table_with_numbered_seats(sample_register, cl
     )
     _, results = search(sample_register.url, renamed.name)
     name, seat = renamed.earlier_names[0]
-    row_markup = pages.parse_page(results.encode()).xpath('//tr[@data-ri="0"]')[0]
+    row_markup = portal_pages.parse_page(results.encode()).xpath('//tr[@data-ri="0"]')[0]
     nested = row_markup.xpath(".//table//table//tr")
     assert nested and all(len(tr.xpath("./td")) == 3 for tr in nested)
-    assert pages.text_of(nested[0].xpath("./td")[1]) == f"1.) {seat}"
+    assert portal_pages.text_of(nested[0].xpath("./td")[1]) == f"1.) {seat}"
 
     (row,) = client.search(renamed.name, SearchMode.EXACT)
     assert (row.earlier_names[0].name, row.earlier_names[0].seat) == (name, seat)

@@ -20,7 +20,6 @@ from orchestration import queue
 from orchestration.definitions import build_definitions
 from orchestration.documents import DocumentStore
 from orchestration.reparse import ReparseScope, enqueue_reparse
-from orchestration.settings import get_settings
 from orchestration.shareholders.version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
@@ -36,8 +35,8 @@ COURTS = ("D2601", "F1103")
 
 
 @pytest.fixture
-def store(db_url) -> DocumentStore:
-    return DocumentStore(get_settings().documents_dir)
+def store(settings) -> DocumentStore:
+    return DocumentStore(settings.documents_dir)
 
 
 @pytest.fixture
@@ -385,13 +384,14 @@ def test_claims_after_a_bulk_reparse_look_up_each_candidates_entity(engine):
         enqueue_reparse(conn, ReparseScope(), parser_version=NEXT_VERSION)
         plan = "\n".join(
             conn.execute(
-                sa.text("EXPLAIN " + queue.CLAIM.text),
+                sa.text("EXPLAIN " + queue.QUERIES["claim"].text),
                 {
                     "job_type": "xml_parsing",
                     "limit": 5000,
                     "worker_id": "w",
                     "lease_seconds": 60,
                     "background_allowed": True,
+                    **queue.QUEUE_HEAD,
                 },
             ).scalars()
         )
@@ -399,7 +399,7 @@ def test_claims_after_a_bulk_reparse_look_up_each_candidates_entity(engine):
     assert "processing_jobs_entity_idx" in plan, plan
 
 
-def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engine, store, monkeypatch):
+def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engine, settings, store, monkeypatch):
     """Shareholder lists are partitioned by court too: the upload's job carries the reader's
     version, so a run for the court finds nothing to do; after a new reader version it re-reads
     the stored lists, writes no new list revision when nothing changed, and finds nothing to do
@@ -422,7 +422,7 @@ def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engin
             VALUES ('shareholder_parsing', :e, :d, 'automatic')"""),
             {"e": entity_id, "d": document_id},
         )
-    defs = build_definitions()
+    defs = build_definitions(settings)
 
     def run(**options) -> dg.ExecuteInProcessResult:
         with dg.instance_for_test() as instance:

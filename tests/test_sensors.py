@@ -7,9 +7,7 @@ import sqlalchemy as sa
 
 from orchestration.definitions import build_definitions
 from orchestration.documents import DocumentStore
-from orchestration.settings import get_settings
 from pipeline_helpers import add_entity_with_si, sample_si_files
-from resources.database import DatabaseResource
 
 
 def set_batch_size(engine, job_type: str, size: int) -> None:
@@ -19,21 +17,25 @@ def set_batch_size(engine, job_type: str, size: int) -> None:
         )
 
 
-def tick(defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None):
-    sensor = defs.get_sensor_def(name)
-    context = dg.build_sensor_context(
-        instance=instance, cursor=cursor, resources={"database": DatabaseResource()}, definitions=defs
-    )
-    return sensor.evaluate_tick(context)
-
-
-def test_sensor_requests_one_run_per_batch_and_a_duplicated_tick_requests_nothing_new(engine, samples_dir):
-    store = DocumentStore(get_settings().documents_dir)
+def queue_xml_parsing(engine, settings, samples_dir, count: int, first_number: int, batch_size: int) -> None:
+    """``count`` entities with an SI document each (so a due xml_parsing job each), parsed in batches of ``batch_size``."""
+    store = DocumentStore(settings.documents_dir)
     content = sample_si_files(samples_dir)[0].read_bytes()
-    for i in range(5):
-        add_entity_with_si(engine, store, content + b" " * i, number=str(500 + i))
-    set_batch_size(engine, "xml_parsing", 2)
-    defs = build_definitions()
+    for i in range(count):
+        add_entity_with_si(engine, store, content + b" " * i, number=str(first_number + i))
+    set_batch_size(engine, "xml_parsing", batch_size)
+
+
+def tick(defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None):
+    with dg.build_sensor_context(
+        instance=instance, cursor=cursor, resources=defs.resources, definitions=defs
+    ) as context:
+        return defs.get_sensor_def(name).evaluate_tick(context)
+
+
+def test_sensor_requests_one_run_per_batch_and_a_duplicated_tick_requests_nothing_new(engine, settings, samples_dir):
+    queue_xml_parsing(engine, settings, samples_dir, count=5, first_number=500, batch_size=2)
+    defs = build_definitions(settings)
 
     with dg.instance_for_test() as instance:
         first = tick(defs, "xml_parsing_sensor", instance, cursor=None)
@@ -53,23 +55,17 @@ def test_sensor_requests_one_run_per_batch_and_a_duplicated_tick_requests_nothin
         assert set(json.loads(first.cursor)["run_keys"]) == set(keys)
 
 
-def test_sensor_skips_with_a_reason_when_the_queue_is_empty(engine):
-    defs = build_definitions()
+def test_sensor_skips_with_a_reason_when_the_queue_is_empty(engine, settings):
+    defs = build_definitions(settings)
     with dg.instance_for_test() as instance:
         result = tick(defs, "basic_discovery_sensor", instance, cursor=None)
     assert not result.run_requests
     assert result.skip_message == "no due basic_discovery jobs"
 
 
-def test_sensor_does_not_flood_the_daemon_while_runs_are_in_flight(engine, samples_dir, monkeypatch):
-    monkeypatch.setenv("HREG_MAX_RUNS_IN_FLIGHT", "2")
-    get_settings.cache_clear()
-    store = DocumentStore(get_settings().documents_dir)
-    content = sample_si_files(samples_dir)[0].read_bytes()
-    for i in range(10):
-        add_entity_with_si(engine, store, content + b" " * i, number=str(700 + i))
-    set_batch_size(engine, "xml_parsing", 1)
-    defs = build_definitions()
+def test_sensor_does_not_flood_the_daemon_while_runs_are_in_flight(engine, settings, samples_dir):
+    queue_xml_parsing(engine, settings, samples_dir, count=10, first_number=700, batch_size=1)
+    defs = build_definitions(settings.model_copy(update={"max_runs_in_flight": 2}))
     with dg.instance_for_test() as instance:
         first = tick(defs, "xml_parsing_sensor", instance, cursor=None)
         assert len(first.run_requests) == 2  # at most 2 in flight, though 10 batches are due
@@ -82,7 +78,7 @@ def test_sensor_does_not_flood_the_daemon_while_runs_are_in_flight(engine, sampl
     assert "in flight" in blocked.skip_message
 
 
-def test_lease_reaper_sensor_requeues_jobs_of_a_dead_run(engine):
+def test_lease_reaper_sensor_requeues_jobs_of_a_dead_run(engine, settings):
     with engine.begin() as conn:
         conn.execute(sa.text("INSERT INTO public.searches (user_id, query) VALUES (gen_random_uuid(), 'Werft')"))
         conn.execute(
@@ -90,7 +86,7 @@ def test_lease_reaper_sensor_requeues_jobs_of_a_dead_run(engine):
                                    SET status = 'running', worker_id = 'gone', started_at = now() - interval '1 hour',
                                        lease_until = now() - interval '1 second'""")
         )
-    defs = build_definitions()
+    defs = build_definitions(settings)
     with dg.instance_for_test() as instance:
         result = tick(defs, "lease_reaper_sensor", instance, cursor=None)
     assert "reaped 1" in result.skip_message
@@ -104,15 +100,9 @@ def test_lease_reaper_sensor_requeues_jobs_of_a_dead_run(engine):
     assert (step.error_type, step.error_source) == ("lease_expired", "lease_reaper")
 
 
-def test_a_requested_run_claims_the_batch_its_sensor_requested_it_for(engine, samples_dir, monkeypatch):
-    monkeypatch.setenv("HREG_MAX_BATCHES_PER_RUN", "1")
-    get_settings.cache_clear()
-    store = DocumentStore(get_settings().documents_dir)
-    content = sample_si_files(samples_dir)[0].read_bytes()
-    for i in range(3):
-        add_entity_with_si(engine, store, content + b" " * i, number=str(800 + i))
-    set_batch_size(engine, "xml_parsing", 1)
-    defs = build_definitions()
+def test_a_requested_run_claims_the_batch_its_sensor_requested_it_for(engine, settings, samples_dir):
+    queue_xml_parsing(engine, settings, samples_dir, count=3, first_number=800, batch_size=1)
+    defs = build_definitions(settings.model_copy(update={"max_batches_per_run": 1}))
     with dg.instance_for_test() as instance:
         requests = tick(defs, "xml_parsing_sensor", instance, cursor=None).run_requests
         assert len(requests) == 3

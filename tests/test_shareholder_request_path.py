@@ -15,7 +15,6 @@ from orchestration import queue
 from orchestration.definitions import build_definitions
 from pipeline_helpers import history_rows, job_rows
 from queue_helpers import claim_one, insert_entity, insert_raw_document
-from resources.database import DatabaseResource
 
 REASON = "shareholder research requested"  # what request_shareholder_research records for a person
 
@@ -84,8 +83,8 @@ def run_what_the_sensor_requests(
 ) -> list[dg.ExecuteInProcessResult]:
     """One sensor tick, and each run it requests executed with the request's tags and config."""
     sensor = defs.get_sensor_def(f"{job_type}_sensor")
-    context = dg.build_sensor_context(instance=instance, resources={"database": DatabaseResource()}, definitions=defs)
-    requests = sensor.evaluate_tick(context).run_requests
+    with dg.build_sensor_context(instance=instance, resources=defs.resources, definitions=defs) as context:
+        requests = sensor.evaluate_tick(context).run_requests
     assert requests, f"the {job_type} sensor requested no run"
     results = []
     for request in requests:
@@ -97,7 +96,9 @@ def run_what_the_sensor_requests(
     return results
 
 
-def test_a_request_with_a_user_runs_to_completed_through_sensors_and_runs(engine, configured_sample_register):
+def test_a_request_with_a_user_runs_to_completed_through_sensors_and_runs(
+    engine, configured_sample_register, sample_register_settings
+):
     companies = configured_sample_register.corpus.companies
     names = [c.name for c in companies]
     company = next(
@@ -111,7 +112,7 @@ def test_a_request_with_a_user_runs_to_completed_through_sensors_and_runs(engine
             sa.text("INSERT INTO public.searches (user_id, query, mode) VALUES (:u, :q, 'exact')"),
             {"u": user, "q": company.name},
         )
-    defs = build_definitions()
+    defs = build_definitions(sample_register_settings)
     with dg.instance_for_test() as instance:
         run_what_the_sensor_requests(defs, "basic_discovery", instance)
         run_what_the_sensor_requests(defs, "xml_parsing", instance)

@@ -15,7 +15,7 @@ from reportlab.pdfgen.canvas import Canvas
 
 from orchestration.cli import main
 from orchestration.failures import JobError
-from orchestration.shareholders.pages import read_pages
+from orchestration.shareholders.page_reader import read_pages
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
 from orchestration.shareholders.tables import read_tables
 from sample_register.shareholder_lists import POOR_TEXT_LAYER, generate_list

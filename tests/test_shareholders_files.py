@@ -15,7 +15,7 @@ from PIL import Image
 
 from orchestration.cli import main
 from orchestration.failures import FailureClass, JobError
-from orchestration.shareholders.pages import MAX_PAGE_PIXELS, MAX_PAGES, read_pages
+from orchestration.shareholders.page_reader import MAX_PAGE_PIXELS, MAX_PAGES, read_pages
 from sample_register.shareholder_lists import generate_list
 
 

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.settings import Settings
+from orchestration.settings import LlmEndpoint
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
 from sample_register.shareholder_lists import generate_list
 from shareholder_tables import table
@@ -108,8 +108,8 @@ def endpoint():
     fake.server.server_close()
 
 
-def _settings(url: str) -> Settings:
-    return Settings(llm_base_url=url, llm_model="extraction-model", llm_api_key="secret")
+def _endpoint(url: str) -> LlmEndpoint:
+    return LlmEndpoint(url, "extraction-model", "secret")
 
 
 # What the model is asked for of each shareholder; a strict-mode answer holds exactly these fields.
@@ -169,7 +169,7 @@ def test_llm_extraction_is_validated_by_the_same_model(endpoint):
     generated = generate_list(4, company_name="Muster GmbH", capital=CAPITAL, layout="multipage", form="text_pdf")
     endpoint.answer = _answer_reading(generated)
 
-    result = parse_shareholder_list(generated.content, capital=CAPITAL, method="llm", settings=_settings(endpoint.url))
+    result = parse_shareholder_list(generated.content, capital=CAPITAL, method="llm", llm=_endpoint(endpoint.url))
 
     assert result.method == "llm"
     assert result.model_dump(exclude={"method", "validation"}) == generated.expected.model_dump(
@@ -220,12 +220,12 @@ def test_auto_asks_the_llm_only_when_the_rules_fail_a_check(endpoint):
         if "Berger Holding" in _user_text(body)
         else "{}"
     )
-    settings = _settings(endpoint.url)
+    llm = _endpoint(endpoint.url)
     generated = generate_list(2, company_name="Muster GmbH", capital=CAPITAL, layout="per_share", form="text_pdf")
 
-    by_rules = parse_shareholder_list(generated.content, capital=CAPITAL, settings=settings)
+    by_rules = parse_shareholder_list(generated.content, capital=CAPITAL, llm=llm)
     assert by_rules.method == "rules" and not endpoint.requests
-    by_llm = extract_shareholders(misprinted, capital=CAPITAL, settings=settings)
+    by_llm = extract_shareholders(misprinted, capital=CAPITAL, llm=llm)
 
     assert len(endpoint.requests) == 1
     assert by_llm.method == "llm"
@@ -237,7 +237,7 @@ def test_below_one_percent_from_the_llm_gets_its_derived_number(endpoint):
     generated = generate_list(1, company_name="Muster GmbH", capital=CAPITAL, layout="multipage", form="text_pdf")
     endpoint.answer = _answer_reading(generated)
 
-    result = parse_shareholder_list(generated.content, capital=CAPITAL, method="llm", settings=_settings(endpoint.url))
+    result = parse_shareholder_list(generated.content, capital=CAPITAL, method="llm", llm=_endpoint(endpoint.url))
 
     small = [holder for holder in result.shareholders if holder.percentage_below_one]
     assert small and all(holder.percentage is not None and holder.percentage < 1 for holder in small)
@@ -252,7 +252,7 @@ def test_an_answer_outside_the_model_is_a_parser_error(endpoint):
     )
 
     with pytest.raises(JobError) as raised:
-        extract_shareholders(SOME_TABLE, method="llm", settings=_settings(endpoint.url))
+        extract_shareholders(SOME_TABLE, method="llm", llm=_endpoint(endpoint.url))
 
     assert raised.value.failure_class == FailureClass.PARSER_ERROR
     assert raised.value.code == "llm"
@@ -262,13 +262,13 @@ def test_server_errors_are_transient(endpoint):
     endpoint.answer = lambda body: (503, {"error": {"message": "overloaded", "type": "server_error"}})
 
     with pytest.raises(JobError) as raised:
-        extract_shareholders(SOME_TABLE, method="llm", settings=_settings(endpoint.url))
+        extract_shareholders(SOME_TABLE, method="llm", llm=_endpoint(endpoint.url))
 
     assert raised.value.failure_class == FailureClass.DEPENDENCY_UNAVAILABLE
 
 
 def test_llm_without_an_endpoint_is_unavailable():
     with pytest.raises(JobError) as raised:
-        extract_shareholders(SOME_TABLE, method="llm", settings=Settings(llm_base_url=""))
+        extract_shareholders(SOME_TABLE, method="llm", llm=None)
 
     assert raised.value.failure_class == FailureClass.DEPENDENCY_UNAVAILABLE

@@ -9,7 +9,7 @@ import pytesseract
 import pytest
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.shareholders.pages import read_pages
+from orchestration.shareholders.page_reader import read_pages
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
 from orchestration.shareholders.tables import read_tables
 from sample_register.shareholder_lists import generate_list

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from orchestration.failures import JobError
-from orchestration.shareholders.model import ShareholderList
-from orchestration.shareholders.page import Page
-from orchestration.shareholders.pages import read_pages
+from orchestration.shareholders.page_layout import Page
+from orchestration.shareholders.page_reader import read_pages
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
+from orchestration.shareholders.shareholder_list import ShareholderList
 from orchestration.shareholders.tables import read_tables
 from sample_register.expected_shareholders import list_problems, load_expected, shareholder_problems
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from orchestration.shareholders.page import Page, Word
+from orchestration.shareholders.page_layout import Page, Word
 from orchestration.shareholders.parse import extract_shareholders
-from orchestration.shareholders.rules import extract
+from orchestration.shareholders.rows import extract
 from orchestration.shareholders.tables import read_tables
 from shareholder_tables import table
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pandas as pd
 import sqlalchemy as sa
 
-from orchestration.shareholders.model import Share, Shareholder, ShareholderList
+from orchestration.shareholders.shareholder_list import Share, Shareholder, ShareholderList
 from orchestration.shareholders.store import load_shareholders, review_summary, store_shareholder_list
 from orchestration.shareholders.validation import validate
 

@@ -10,7 +10,7 @@ import pytest
 from reportlab.pdfgen.canvas import Canvas
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.shareholders.pages import read_pages
+from orchestration.shareholders.page_reader import read_pages
 from orchestration.shareholders.parse import parse_shareholder_list
 from sample_register.shareholder_lists import LAYOUTS, generate_list
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from orchestration.cli import main
-from orchestration.shareholders.model import ExtractedList, Share, Shareholder
+from orchestration.shareholders.shareholder_list import ExtractedList, Share, Shareholder
 from orchestration.shareholders.validation import validate
 from sample_register.shareholder_lists import generate_list
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -110,7 +111,15 @@ def test_validate_reports_per_file_and_fails_on_an_invalid_one(tmp_path: Path) -
     assert second["valid"] is False and any("nummer" in p for p in second["problems"])
 
 
-def test_validate_against_a_given_xsd_folder() -> None:
+def test_validate_against_a_given_xsd_folder(tmp_path: Path) -> None:
     xsd_root = SAMPLES_DIR.parent / "xsd"
     result = _run("validate", "--xsd-dir", str(xsd_root), str(REGISSTAR))
     assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"file": str(REGISSTAR), "valid": True, "problems": []}
+
+    # A folder without the file's version (3.3.1) is the one asked, not the shipped schemas.
+    other_versions = tmp_path / "xsd"
+    shutil.copytree(xsd_root / "openXJV_XJustiz_3_5_1", other_versions / "openXJV_XJustiz_3_5_1")
+    result = _run("validate", "--xsd-dir", str(other_versions), str(REGISSTAR))
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["problems"] == ["no XSD for XJustiz 3.3.1 available"]

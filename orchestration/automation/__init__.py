@@ -1,6 +1,6 @@
 """Monitoring rules on companies: "when this happens, do that", for organizations and their users.
 
-- ``rules``: what a rule may say; create, list, disable rules; watch lists.
+- ``monitoring_rules``: what a rule may say; create, list, disable rules; watch lists.
 - ``sources``: the events (changed records and shareholder lists, new companies matching a saved
   search, permanently failed jobs) and which rules they concern.
 - ``firing``: frequency, cooldown, the log of every firing, and running or queueing the action.
@@ -16,7 +16,7 @@ and ``run_scheduled_rules``; nothing here needs Dagster.
 from orchestration.automation.actions import DeliverySummary, run_due_actions
 from orchestration.automation.evaluator import EvaluationSummary, evaluate_events
 from orchestration.automation.firing import FiringOutcome, fire
-from orchestration.automation.rules import (
+from orchestration.automation.monitoring_rules import (
     Rule,
     RuleConfigError,
     create_rule,

@@ -18,8 +18,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from orchestration import companies
 from orchestration.automation import webhooks
-from orchestration.automation.rules import Rule, get_rule
+from orchestration.automation.monitoring_rules import Rule, get_rule
 from orchestration.automation.tables import notifications, scheduled_action, trigger_log
 from orchestration.settings import get_settings
 
@@ -56,19 +57,11 @@ def execute_database_action(
         if not event.get("entity_id"):
             raise ActionError("the event concerns no company, so no job can be queued for it")
         if action_config["job"] == "rediscovery":
-            conn.execute(
-                sa.text("SELECT automation.request_rediscovery(:entity_id, :requested_by, :reason)"),
-                {
-                    "entity_id": event["entity_id"],
-                    "requested_by": rule.created_by,
-                    "reason": f"re-check by monitoring rule {rule.id} ({rule.name})",
-                },
+            companies.request_rediscovery(
+                conn, event["entity_id"], rule.created_by, f"re-check by monitoring rule {rule.id} ({rule.name})"
             )
         else:
-            conn.execute(
-                sa.text("SELECT processing.request_shareholder_research(:entity_id, :requested_by, 'background')"),
-                {"entity_id": event["entity_id"], "requested_by": rule.created_by},
-            )
+            companies.request_shareholder_research(conn, event["entity_id"], rule.created_by, "background")
     elif action_type == "notification":
         conn.execute(
             notifications.insert().values(

@@ -19,50 +19,19 @@ from datetime import date, timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from orchestration.automation.rules import live_rules
+from orchestration.automation.monitoring_rules import live_rules
+from orchestration.db import queries
 from orchestration.failures import JobError
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import Announcement
+from orchestration.register.results import Announcement
+
+QUERIES = queries.load("automation")
 
 log = logging.getLogger(__name__)
 
 SOURCE_TYPE = "announcement_for_watched_company"
 # How far back the first poll of a court reaches, in ended days.
 FIRST_POLL_DAYS = 1
-
-_WATCHED_COURTS = sa.text("""
-    SELECT DISTINCT e.court_code
-      FROM content.entities e
-     WHERE :all_companies
-        OR EXISTS (SELECT 1 FROM automation.watch_list w
-                    WHERE w.entity_id = e.id
-                      AND ((w.trigger_rule_id IS NULL AND w.organization_id = ANY(CAST(:organizations AS uuid[])))
-                           OR w.trigger_rule_id = ANY(CAST(:rules AS integer[]))))
-     ORDER BY e.court_code
-""")
-
-_LAST_DAY_READ = sa.text("SELECT max(day) FROM content.announcement_polls WHERE court_code = :court_code")
-
-_RECORD_POLL = sa.text("""
-    INSERT INTO content.announcement_polls (court_code, day, found) VALUES (:court_code, :day, :found)
-    ON CONFLICT (court_code, day) DO NOTHING
-""")
-
-# An announcement names a company by court, register type and number; the suffix ("B") is not
-# always written, and the number is unique within a court and type.
-_STORE = sa.text("""
-    INSERT INTO content.register_announcements
-        (portal_id, published, category, category_code, court_code, register_type, register_number,
-         register_suffix, name, seat, entity_id)
-    VALUES (:portal_id, :published, :category, :category_code, :court_code, :register_type, :register_number,
-            :register_suffix, :name, :seat,
-            (SELECT e.id FROM content.entities e
-              WHERE e.court_code = :court_code AND e.register_type = :register_type
-                AND e.register_number = :register_number
-              ORDER BY e.register_suffix = coalesce(:register_suffix, '') DESC LIMIT 1))
-    ON CONFLICT (portal_id) DO NOTHING
-    RETURNING id, entity_id
-""")
 
 
 @dataclass
@@ -89,13 +58,15 @@ def watched_courts(conn: sa.Connection) -> list[str]:
     organizations = sorted({str(r.organization_id) for r in rules if r.watch_scope == "organization"})
     own_lists = sorted({r.id for r in rules if r.watch_scope == "rule"})
     every = any(r.watch_scope == "all" for r in rules)
-    rows = conn.execute(_WATCHED_COURTS, {"all_companies": every, "organizations": organizations, "rules": own_lists})
+    rows = conn.execute(
+        QUERIES["watched_courts"], {"all_companies": every, "organizations": organizations, "rules": own_lists}
+    )
     return [row.court_code for row in rows]
 
 
 def _days_to_poll(conn: sa.Connection, court_code: str, today: date) -> list[date]:
     """The ended days not read yet, oldest first."""
-    last = conn.execute(_LAST_DAY_READ, {"court_code": court_code}).scalar()
+    last = conn.execute(QUERIES["last_day_read"], {"court_code": court_code}).scalar()
     first = last + timedelta(days=1) if last else today - timedelta(days=FIRST_POLL_DAYS)
     return [first + timedelta(days=n) for n in range((today - first).days)]
 
@@ -104,7 +75,7 @@ def _store(conn: sa.Connection, court_code: str, found: list[Announcement]) -> t
     new = known = 0
     for a in found:
         row = conn.execute(
-            _STORE,
+            QUERIES["store_announcement"],
             {
                 "portal_id": a.id,
                 "published": a.published,
@@ -146,7 +117,7 @@ def poll_announcements(engine: Engine, client: RegisterClient, *, today: date | 
             summary.pages += 1
             with engine.begin() as conn:
                 new, known = _store(conn, court_code, found)
-                conn.execute(_RECORD_POLL, {"court_code": court_code, "day": day, "found": len(found)})
+                conn.execute(QUERIES["record_poll"], {"court_code": court_code, "day": day, "found": len(found)})
             summary.announcements += new
             summary.of_known_companies += known
     return summary

@@ -9,7 +9,7 @@ from time import monotonic
 from sqlalchemy.engine import Engine
 
 from orchestration.automation.firing import FiringOutcome, fire
-from orchestration.automation.rules import live_rules
+from orchestration.automation.monitoring_rules import live_rules
 from orchestration.automation.sources import (
     EVENT_SOURCE_TYPES,
     EventCursor,

@@ -14,7 +14,7 @@ from enum import StrEnum
 import sqlalchemy as sa
 
 from orchestration.automation.actions import ActionError, describe_error, execute_database_action, schedule_action
-from orchestration.automation.rules import FREQUENCY_WINDOW_SECONDS, Rule
+from orchestration.automation.monitoring_rules import FREQUENCY_WINDOW_SECONDS, Rule
 from orchestration.automation.sources import Event
 from orchestration.automation.tables import trigger_log
 

@@ -19,9 +19,12 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Engine
 
 from orchestration.automation.firing import FiringOutcome, fire, fired_within
-from orchestration.automation.rules import Rule, live_rules
+from orchestration.automation.monitoring_rules import Rule, live_rules
 from orchestration.automation.sources import Event
 from orchestration.automation.tables import scheduled_trigger_execution
+from orchestration.db import queries
+
+QUERIES = queries.load("automation")
 
 _execution = scheduled_trigger_execution.c
 
@@ -43,16 +46,6 @@ class ScheduledRun:
     processed: int = 0
     failed: int = 0
     error: str | None = None
-
-
-_WATCHED_ENTITIES = sa.text("""
-    SELECT e.id, e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
-      FROM content.entities e
-     WHERE e.id IN (SELECT w.entity_id FROM automation.watch_list w
-                     WHERE w.organization_id = :organization_id
-                       AND w.trigger_rule_id IS NOT DISTINCT FROM :rule_id)
-     ORDER BY e.id
-""").bindparams(sa.bindparam("rule_id", type_=sa.Integer))
 
 
 def _claim_run(conn: sa.Connection, rule: Rule, now: datetime) -> datetime | None:
@@ -93,7 +86,7 @@ def _run(conn: sa.Connection, rule: Rule, scheduled_at: datetime) -> ScheduledRu
             return ScheduledRun(rule.id, scheduled_at, "skipped", error="the rule is cooling down")
         scope_rule_id = rule.id if rule.watch_scope == "rule" else None
         entities = conn.execute(
-            _WATCHED_ENTITIES, {"organization_id": rule.organization_id, "rule_id": scope_rule_id}
+            QUERIES["watched_entities"], {"organization_id": rule.organization_id, "rule_id": scope_rule_id}
         ).all()
     outcomes = [
         fire(

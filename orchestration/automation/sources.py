@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
@@ -33,8 +33,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from orchestration.automation.rules import CHANGE_FIELDS, Rule
-from orchestration.automation.tables import watch_list
+from orchestration.automation.monitoring_rules import CHANGE_FIELDS, Rule
+from orchestration.db import queries
+
+QUERIES = queries.load("automation")
 
 EVENT_SOURCE_TYPES = ("entity_changed", "search_match", "job_failed", "announcement_for_watched_company")
 
@@ -108,30 +110,22 @@ class EventCursor:
 
 @dataclass(frozen=True)
 class _Stream:
-    table: str
-    id_type: str
-    # The rows that can be events at all (the stream's index covers just these), with {a} for
-    # the table's alias.
-    condition: str = "true"
-
-    def after(self, alias: str) -> str:
-        """SQL: rows after the position :after_xid, :after_id and below the horizon."""
-        return f"""({alias}.created_xid, {alias}.id) > (CAST(CAST(:after_xid AS text) AS xid8), CAST(:after_id AS {self.id_type}))
-           AND {alias}.created_xid < pg_snapshot_xmin(pg_current_snapshot())
-           AND {self.condition.format(a=alias)}"""
+    # The stream's queries in db/sql/queries/automation.sql: <reads>_after and <reads>_end.
+    reads: str
+    # Where a stream of this id type stands before its first row.
+    zero_id: Any = 0
 
     def parameters(self, position: Position) -> dict[str, Any]:
         xid, row_id = position
-        return {"after_xid": xid, "after_id": row_id or _ZERO_ID[self.id_type]}
+        return {"after_xid": xid, "after_id": row_id or self.zero_id}
 
 
-_ZERO_ID = {"bigint": 0, "uuid": "00000000-0000-0000-0000-000000000000"}
 _STREAMS = {
-    "revision": _Stream("content.entity_revisions", "bigint"),
-    "shareholder_list": _Stream("content.shareholder_lists", "bigint", "{a}.valid"),
-    "entity": _Stream("content.entities", "uuid"),
-    "failure": _Stream("processing.job_step_history", "bigint", "{a}.status = 'failed'"),
-    "announcement": _Stream("content.register_announcements", "bigint", "{a}.entity_id IS NOT NULL"),
+    "revision": _Stream("revisions"),
+    "shareholder_list": _Stream("shareholder_lists"),
+    "entity": _Stream("entities", "00000000-0000-0000-0000-000000000000"),
+    "failure": _Stream("failures"),
+    "announcement": _Stream("announcements"),
 }
 
 
@@ -141,13 +135,7 @@ def _position(row: Any) -> Position:
 
 
 def _stream_end(conn: sa.Connection, stream: _Stream) -> Position:
-    row = conn.execute(
-        sa.text(f"""
-        SELECT t.created_xid::text AS created_xid, t.id FROM {stream.table} t
-         WHERE t.created_xid < pg_snapshot_xmin(pg_current_snapshot()) AND {stream.condition.format(a="t")}
-         ORDER BY t.created_xid DESC, t.id DESC
-         LIMIT 1""")
-    ).first()
+    row = conn.execute(QUERIES[f"{stream.reads}_end"]).first()
     return _position(row) if row else _START
 
 
@@ -159,75 +147,6 @@ class EventBatch:
     more: bool
 
 
-_REVISIONS = sa.text(f"""
-    SELECT r.id, r.created_xid::text AS created_xid, r.entity_id, r.created_at, r.record,
-           p.id AS previous_id, p.record AS previous_record,
-           e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
-      FROM content.entity_revisions r
-      JOIN content.entities e ON e.id = r.entity_id
-      LEFT JOIN LATERAL (
-          SELECT p.id, p.record FROM content.entity_revisions p
-           WHERE p.source_record_key = r.source_record_key AND p.id < r.id
-           ORDER BY p.id DESC LIMIT 1) p ON true
-     WHERE {_STREAMS["revision"].after("r")}
-     ORDER BY r.created_xid, r.id
-     LIMIT :limit
-""")
-
-_SHAREHOLDER_LISTS = sa.text(f"""
-    SELECT l.id, l.created_xid::text AS created_xid, l.entity_id, l.created_at, p.id AS previous_id,
-           p.content_hash <> l.content_hash AS changed,
-           e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
-      FROM content.shareholder_lists l
-      JOIN content.entities e ON e.id = l.entity_id
-      LEFT JOIN LATERAL (
-          SELECT p.id, p.content_hash FROM content.shareholder_lists p
-           WHERE p.entity_id = l.entity_id AND p.id < l.id AND p.valid
-           ORDER BY p.id DESC LIMIT 1) p ON true
-     WHERE {_STREAMS["shareholder_list"].after("l")}
-     ORDER BY l.created_xid, l.id
-     LIMIT :limit
-""")
-
-_NEW_ENTITIES = sa.text(f"""
-    SELECT e.id, e.created_xid::text AS created_xid, e.name, e.court_code, e.court_name, e.register_type,
-           e.register_number, e.register_suffix, e.legal_form, e.seat, e.created_at
-      FROM content.entities e
-     WHERE {_STREAMS["entity"].after("e")}
-     ORDER BY e.created_xid, e.id
-     LIMIT :limit
-""")
-
-# Every failure transition moves the cursor; the permanent one is an event: its job is failed
-# and it is the job's last attempt (an earlier attempt's failure was re-queued, even when the
-# job has failed for good by the time it is read).
-_FAILURES = sa.text(f"""
-    SELECT h.id, h.created_xid::text AS created_xid, h.created_at,
-           j.status = 'failed' AND h.attempt_number = j.retry_count + 1 AS permanent,
-           j.id AS job_id, j.type AS job_type, j.failure_class, j.entity_id,
-           j.search_id, j.retry_count, j.result -> 'error' AS error,
-           e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
-      FROM processing.job_step_history h
-      JOIN processing.processing_jobs j ON j.id = h.job_id
-      LEFT JOIN content.entities e ON e.id = j.entity_id
-     WHERE {_STREAMS["failure"].after("h")}
-     ORDER BY h.created_xid, h.id
-     LIMIT :limit
-""")
-
-
-_ANNOUNCEMENTS = sa.text(f"""
-    SELECT a.id, a.created_xid::text AS created_xid, a.entity_id, a.created_at, a.portal_id, a.published,
-           a.category, a.category_code,
-           e.name, e.court_code, e.register_type, e.register_number, e.register_suffix
-      FROM content.register_announcements a
-      JOIN content.entities e ON e.id = a.entity_id
-     WHERE {_STREAMS["announcement"].after("a")}
-     ORDER BY a.created_xid, a.id
-     LIMIT :limit
-""")
-
-
 def _entity_details(row: Any) -> dict[str, Any]:
     return {
         "name": row.name,
@@ -236,6 +155,30 @@ def _entity_details(row: Any) -> dict[str, Any]:
         "register_number": row.register_number,
         "register_suffix": row.register_suffix,
     }
+
+
+def _event(
+    row: Any,
+    source_type: str,
+    key: str,
+    summary: str,
+    details: Mapping[str, Any],
+    *,
+    subject_id: uuid.UUID | None = None,
+    changed_fields: frozenset[str] = frozenset(),
+) -> Event:
+    """The event of a stream's row, which says when it happened (``created_at``) and which company
+    it concerns (``entity_id``, with its register details, or None)."""
+    return Event(
+        source_type=source_type,
+        key=key,
+        subject_id=subject_id or row.entity_id,
+        entity_id=row.entity_id,
+        occurred_at=row.created_at,
+        summary=summary,
+        details={**(_entity_details(row) if row.entity_id else {}), **details},
+        changed_fields=changed_fields,
+    )
 
 
 # Fields that say how a record was made, not what the company is: a re-parse with a new parser
@@ -249,147 +192,109 @@ def changed_fields(record: Mapping[str, Any], previous: Mapping[str, Any]) -> fr
     return frozenset(key for key in keys if record.get(key) != previous.get(key))
 
 
-def _revision_events(rows: Sequence[Any]) -> list[Event]:
-    events = []
-    for row in rows:
-        if row.previous_id is None:
-            continue
-        fields = changed_fields(row.record, row.previous_record)
-        if not fields:
-            continue
-        # Old and new values of the fields rules can choose; other fields (register entries) are long.
-        reported = sorted(fields & set(CHANGE_FIELDS))
-        events.append(
-            Event(
-                source_type="entity_changed",
-                key=f"revision:{row.id}",
-                subject_id=row.entity_id,
-                entity_id=row.entity_id,
-                occurred_at=row.created_at,
-                summary=f"{row.name}: {', '.join(sorted(fields))} changed",
-                details={
-                    **_entity_details(row),
-                    "revision_id": row.id,
-                    "previous_revision_id": row.previous_id,
-                    "changed_fields": sorted(fields),
-                    "changes": {f: {"old": row.previous_record.get(f), "new": row.record.get(f)} for f in reported},
-                },
-                changed_fields=fields,
-            )
-        )
-    return events
+def _revision_event(row: Any) -> Event | None:
+    if row.previous_id is None:
+        return None
+    fields = changed_fields(row.record, row.previous_record)
+    if not fields:
+        return None
+    # Old and new values of the fields rules can choose; other fields (register entries) are long.
+    reported = sorted(fields & set(CHANGE_FIELDS))
+    return _event(
+        row,
+        "entity_changed",
+        f"revision:{row.id}",
+        f"{row.name}: {', '.join(sorted(fields))} changed",
+        {
+            "revision_id": row.id,
+            "previous_revision_id": row.previous_id,
+            "changed_fields": sorted(fields),
+            "changes": {f: {"old": row.previous_record.get(f), "new": row.record.get(f)} for f in reported},
+        },
+        changed_fields=fields,
+    )
 
 
-def _shareholder_events(rows: Sequence[Any]) -> list[Event]:
-    events = [
-        Event(
-            source_type="entity_changed",
-            key=f"shareholder_list:{row.id}",
-            subject_id=row.entity_id,
-            entity_id=row.entity_id,
-            occurred_at=row.created_at,
-            summary=f"{row.name}: shareholders changed",
-            details={
-                **_entity_details(row),
-                "shareholder_list_id": row.id,
-                "previous_shareholder_list_id": row.previous_id,
-                "changed_fields": ["shareholders"],
-            },
-            changed_fields=frozenset({"shareholders"}),
-        )
-        for row in rows
-        if row.changed
-    ]
-    return events
+def _shareholder_event(row: Any) -> Event | None:
+    if not row.changed:
+        return None
+    return _event(
+        row,
+        "entity_changed",
+        f"shareholder_list:{row.id}",
+        f"{row.name}: shareholders changed",
+        {
+            "shareholder_list_id": row.id,
+            "previous_shareholder_list_id": row.previous_id,
+            "changed_fields": ["shareholders"],
+        },
+        changed_fields=frozenset({"shareholders"}),
+    )
 
 
-def _new_entity_events(rows: Sequence[Any]) -> list[Event]:
-    events = [
-        Event(
-            source_type="search_match",
-            key=f"entity:{row.id}",
-            subject_id=row.id,
-            entity_id=row.id,
-            occurred_at=row.created_at,
-            summary=f"New company {row.name}",
-            details={
-                **_entity_details(row),
-                "court_name": row.court_name,
-                "legal_form": row.legal_form,
-                "seat": row.seat,
-            },
-        )
-        for row in rows
-    ]
-    return events
+def _new_entity_event(row: Any) -> Event:
+    return _event(
+        row,
+        "search_match",
+        f"entity:{row.id}",
+        f"New company {row.name}",
+        {"court_name": row.court_name, "legal_form": row.legal_form, "seat": row.seat},
+    )
 
 
-def _failure_events(rows: Sequence[Any]) -> list[Event]:
-    events = []
-    for row in rows:
-        if not row.permanent:
-            continue
-        subject = row.entity_id or row.search_id
-        what = row.name if row.entity_id else f"search {row.search_id}"
-        error = row.error or {}
-        events.append(
-            Event(
-                source_type="job_failed",
-                key=f"job_failure:{row.id}",
-                subject_id=subject,
-                entity_id=row.entity_id,
-                occurred_at=row.created_at,
-                summary=f"{row.job_type} failed permanently ({row.failure_class or 'retries exhausted'}) for {what}",
-                details={
-                    **(_entity_details(row) if row.entity_id else {}),
-                    "job_id": row.job_id,
-                    "job_type": row.job_type,
-                    "failure_class": row.failure_class,
-                    "error_message": error.get("message"),
-                    "search_id": row.search_id,
-                    "attempts": row.retry_count + 1,
-                },
-            )
-        )
-    return events
+def _failure_event(row: Any) -> Event | None:
+    if not row.permanent:
+        return None
+    what = row.name if row.entity_id else f"search {row.search_id}"
+    return _event(
+        row,
+        "job_failed",
+        f"job_failure:{row.id}",
+        f"{row.job_type} failed permanently ({row.failure_class or 'retries exhausted'}) for {what}",
+        {
+            "job_id": row.job_id,
+            "job_type": row.job_type,
+            "failure_class": row.failure_class,
+            "error_message": (row.error or {}).get("message"),
+            "search_id": row.search_id,
+            "attempts": row.retry_count + 1,
+        },
+        subject_id=row.entity_id or row.search_id,
+    )
 
 
-def _announcement_events(rows: Sequence[Any]) -> list[Event]:
-    return [
-        Event(
-            source_type="announcement_for_watched_company",
-            key=f"announcement:{row.id}",
-            subject_id=row.entity_id,
-            entity_id=row.entity_id,
-            occurred_at=row.created_at,
-            summary=f"{row.name}: {row.category} ({row.published:%d.%m.%Y})",
-            details={
-                **_entity_details(row),
-                "announcement_id": row.portal_id,
-                "published": row.published.isoformat(),
-                "category": row.category,
-                "category_code": row.category_code,
-            },
-        )
-        for row in rows
-    ]
+def _announcement_event(row: Any) -> Event:
+    return _event(
+        row,
+        "announcement_for_watched_company",
+        f"announcement:{row.id}",
+        f"{row.name}: {row.category} ({row.published:%d.%m.%Y})",
+        {
+            "announcement_id": row.portal_id,
+            "published": row.published.isoformat(),
+            "category": row.category,
+            "category_code": row.category_code,
+        },
+    )
 
 
-_READERS: dict[str, tuple[sa.TextClause, Callable[[Sequence[Any]], list[Event]]]] = {
-    "revision": (_REVISIONS, _revision_events),
-    "shareholder_list": (_SHAREHOLDER_LISTS, _shareholder_events),
-    "entity": (_NEW_ENTITIES, _new_entity_events),
-    "failure": (_FAILURES, _failure_events),
-    "announcement": (_ANNOUNCEMENTS, _announcement_events),
+# Each stream's rows become events one by one; a row that is no event (None) still moves the cursor.
+_TO_EVENT: dict[str, Callable[[Any], Event | None]] = {
+    "revision": _revision_event,
+    "shareholder_list": _shareholder_event,
+    "entity": _new_entity_event,
+    "failure": _failure_event,
+    "announcement": _announcement_event,
 }
 
 
 def _read_stream(conn: sa.Connection, name: str, after: Position, limit: int) -> tuple[list[Event], Position, bool]:
     """The events among the next ``limit`` rows of a stream, its new position, and whether the
     batch was full (more rows may be waiting)."""
-    statement, to_events = _READERS[name]
-    rows = conn.execute(statement, {**_STREAMS[name].parameters(after), "limit": limit}).all()
-    return to_events(rows), _position(rows[-1]) if rows else after, len(rows) == limit
+    stream = _STREAMS[name]
+    rows = conn.execute(QUERIES[f"{stream.reads}_after"], {**stream.parameters(after), "limit": limit}).all()
+    events = [event for event in map(_TO_EVENT[name], rows) if event is not None]
+    return events, _position(rows[-1]) if rows else after, len(rows) == limit
 
 
 def _reads_shareholder_lists(rule: Rule) -> bool:
@@ -434,11 +339,7 @@ def load_watchers(conn: sa.Connection, entity_ids: Iterable[uuid.UUID]) -> Watch
     watchers: dict[uuid.UUID, set[tuple[uuid.UUID, int | None]]] = {}
     if not ids:
         return watchers
-    rows = conn.execute(
-        sa.select(watch_list.c.entity_id, watch_list.c.organization_id, watch_list.c.trigger_rule_id).where(
-            watch_list.c.entity_id.in_(ids)
-        )
-    )
+    rows = conn.execute(QUERIES["watchers"], {"entity_ids": ids})
     for row in rows:
         watchers.setdefault(row.entity_id, set()).add((row.organization_id, row.trigger_rule_id))
     return watchers
@@ -487,12 +388,7 @@ def load_saved_searches(conn: sa.Connection, rules: Iterable[Rule]) -> dict[uuid
     ids = [rule.source_config["search_id"] for rule in rules if rule.source_type == "search_match"]
     if not ids:
         return {}
-    rows = conn.execute(
-        sa.text(
-            "SELECT id, query, mode, register_type, court FROM public.searches WHERE id = ANY(CAST(:ids AS uuid[]))"
-        ),
-        {"ids": ids},
-    )
+    rows = conn.execute(QUERIES["saved_searches"], {"ids": ids})
     return {row.id: SavedSearch(**row._mapping) for row in rows}
 
 

@@ -10,45 +10,9 @@ from typing import Any
 import click
 import sqlalchemy as sa
 
+from orchestration import companies
 from orchestration.cli.status import format_table
 from orchestration.db.engine import get_engine
-
-ENTITY_BY_ID = sa.text("""
-    SELECT e.*, d.retrieved_at AS si_retrieved_at
-      FROM content.entities e LEFT JOIN content.raw_documents d ON d.id = e.current_si_document_id
-     WHERE e.id = :entity_id
-""")
-# A court by its code or its name, as the result table shows it.
-ENTITY_BY_REGISTER = sa.text("""
-    SELECT e.id
-      FROM content.entities e
-     WHERE (e.court_code = :court OR lower(e.court_name) = lower(:court))
-       AND e.register_type = :register_type AND e.register_number = :register_number
-       AND (CAST(:suffix AS text) IS NULL OR e.register_suffix = :suffix)
-     ORDER BY e.register_suffix
-""")
-REVISIONS = sa.text("""
-    SELECT r.id, r.created_at, r.parser_version, r.content_hash, r.record, d.retrieved_at, d.filename
-      FROM content.entity_revisions r LEFT JOIN content.raw_documents d ON d.id = r.raw_document_id
-     WHERE r.entity_id = :entity_id
-     ORDER BY r.id DESC
-""")
-CURRENT_LIST = sa.text("""
-    SELECT id, created_at, method, source, ocr_fallback, valid, validation, total_nominal, currency, capital
-      FROM content.shareholder_lists WHERE entity_id = :entity_id ORDER BY id DESC LIMIT 1
-""")
-SHAREHOLDERS = sa.text("""
-    SELECT position, kind, name, seat, register_court, register_type, register_number, nominal_total, percentage,
-           percentage_below_one
-      FROM content.shareholders WHERE list_id = :list_id ORDER BY position
-""")
-ACTIVE_DISCOVERY = sa.text("""
-    SELECT id, status, priority FROM processing.processing_jobs
-     WHERE type = 'basic_discovery' AND entity_id = :entity_id AND status IN ('queued', 'running')
-""")
-OPEN_ENTITY = sa.text("""
-    SELECT processing.open_entity(:entity_id, 'interactive', :requested_by, :reason)
-""")
 
 
 @click.group()
@@ -66,18 +30,12 @@ def _resolve(conn: sa.Connection, key: tuple[str, ...]) -> uuid.UUID:
     if len(key) not in (3, 4):
         raise click.BadParameter("give an entity id, or COURT TYPE NUMBER (e.g. D2601 HRB 1234)", param_hint="ENTITY")
     court, register_type, number = key[:3]
-    found = (
-        conn.execute(
-            ENTITY_BY_REGISTER,
-            {
-                "court": court,
-                "register_type": register_type.upper() if register_type.isascii() else register_type,
-                "register_number": number,
-                "suffix": key[3] if len(key) == 4 else None,
-            },
-        )
-        .scalars()
-        .all()
+    found = companies.entities_by_register(
+        conn,
+        court,
+        register_type.upper() if register_type.isascii() else register_type,
+        number,
+        key[3] if len(key) == 4 else None,
     )
     if not found:
         raise click.ClickException(
@@ -89,7 +47,7 @@ def _resolve(conn: sa.Connection, key: tuple[str, ...]) -> uuid.UUID:
 
 
 def _load(conn: sa.Connection, entity_id: uuid.UUID) -> sa.Row:
-    row = conn.execute(ENTITY_BY_ID, {"entity_id": entity_id}).first()
+    row = companies.entity(conn, entity_id)
     if row is None:
         raise click.ClickException(f"there is no entity {entity_id}")
     return row
@@ -98,10 +56,9 @@ def _load(conn: sa.Connection, entity_id: uuid.UUID) -> sa.Row:
 def entity_view(conn: sa.Connection, entity_id: uuid.UUID) -> dict[str, Any]:
     """Everything `hreg entity show` prints, as one JSON-ready dict."""
     row = _load(conn, entity_id)
-    revisions = conn.execute(REVISIONS, {"entity_id": entity_id}).all()
-    shareholder_list = conn.execute(CURRENT_LIST, {"entity_id": entity_id}).first()
-    holders = conn.execute(SHAREHOLDERS, {"list_id": shareholder_list.id}).all() if shareholder_list else []
-    active = conn.execute(ACTIVE_DISCOVERY, {"entity_id": entity_id}).first()
+    revisions = companies.revisions(conn, entity_id)
+    shareholder_list = companies.current_shareholder_list(conn, entity_id)
+    holders = companies.shareholders(conn, shareholder_list.id) if shareholder_list else []
     record = revisions[0].record if revisions else None
     view: dict[str, Any] = {
         "entity": {
@@ -125,7 +82,7 @@ def entity_view(conn: sa.Connection, entity_id: uuid.UUID) -> dict[str, Any]:
                 "updated_at",
             )
         },
-        "discovery_job": dict(active._mapping) if active else None,
+        "discovery_job": companies.active_discovery(conn, entity_id),
         "record": record,
         "officers": list(record.get("officers", ())) if record else [],
         "shareholders": None,
@@ -154,7 +111,7 @@ def entity_view(conn: sa.Connection, entity_id: uuid.UUID) -> dict[str, Any]:
             "failed_checks": failed,
             "total_nominal": shareholder_list.total_nominal,
             "currency": shareholder_list.currency,
-            "holders": [dict(h._mapping) for h in holders],
+            "holders": holders,
         }
     return view
 
@@ -294,14 +251,7 @@ def open_command(key: tuple[str, ...], requested_by: uuid.UUID | None) -> None:
     with get_engine().begin() as conn:
         entity_id = _resolve(conn, key)
         _load(conn, entity_id)
-        job_id = conn.execute(
-            OPEN_ENTITY,
-            {
-                "entity_id": entity_id,
-                "requested_by": requested_by,
-                "reason": "opened from the command line",
-            },
-        ).scalar_one()
-        status = conn.execute(ENTITY_BY_ID, {"entity_id": entity_id}).one().processing_status
+        job_id = companies.open_entity(conn, entity_id, requested_by, "opened from the command line")
+        status = companies.entity(conn, entity_id).processing_status
     click.echo(f"entity {entity_id}: {status}, job {job_id}")
     click.echo(f"follow it with: hreg entity show {entity_id}")

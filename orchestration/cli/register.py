@@ -12,8 +12,8 @@ import click
 from orchestration.db.engine import get_engine
 from orchestration.documents import is_zip, unpack_zip
 from orchestration.failures import JobError
-from orchestration.register import RegisterClient, ResultRow, SearchMode, make_register_client
-from orchestration.register.models import (
+from orchestration.register import RegisterClient, ResultRow, SearchMode, register_client_for
+from orchestration.register.results import (
     ANNOUNCEMENT_CATEGORIES,
     REGISTER_TYPES,
     Download,
@@ -53,7 +53,7 @@ def register() -> None:
 
 
 def _client():
-    return make_register_client(get_settings(), get_engine())
+    return register_client_for(get_settings(), get_engine())
 
 
 def _fail(exc: JobError) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from orchestration import automation
-from orchestration.automation.rules import ACTION_TYPES, FREQUENCIES, SOURCE_TYPES
+from orchestration.automation.monitoring_rules import ACTION_TYPES, FREQUENCIES, SOURCE_TYPES
 from orchestration.db.engine import get_engine
 
 
@@ -28,7 +28,7 @@ def rules() -> None:
     """Monitoring rules: what an organization watches, and what happens when it changes.
 
     Sources and actions, and the keys of their JSON configurations, are described in
-    orchestration/automation/rules.py. The Dagster sensors automation_event_sensor and
+    orchestration/automation/monitoring_rules.py. The Dagster sensors automation_event_sensor and
     automation_schedule_sensor evaluate the rules.
     """
 

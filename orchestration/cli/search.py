@@ -10,32 +10,9 @@ import click
 import sqlalchemy as sa
 from click_default_group import DefaultGroup
 
+from orchestration import searches
 from orchestration.cli.status import format_table
 from orchestration.db.engine import get_engine
-
-INSERT_SEARCH = sa.text("""
-    INSERT INTO public.searches (user_id, query, mode, register_type, court, include_deleted, result_pages)
-    VALUES (:user_id, :query, :mode, :register_type, :court, :include_deleted, :result_pages)
-    RETURNING id
-""")
-JOB_OF_SEARCH = sa.text("SELECT id FROM processing.processing_jobs WHERE search_id = :search_id")
-
-SEARCH = sa.text("""
-    SELECT s.id, s.query, s.mode, s.register_type, s.court, s.include_deleted, s.status, s.result_count,
-           s.created_at, j.status AS job_status, j.priority, j.result ->> 'total_results' AS total_results,
-           j.result #>> '{error,message}' AS error
-      FROM public.searches s
-      LEFT JOIN LATERAL (SELECT * FROM processing.processing_jobs j
-                          WHERE j.search_id = s.id ORDER BY j.created_at DESC LIMIT 1) j ON true
-     WHERE s.id = :search_id
-""")
-RESULTS = sa.text("""
-    SELECT r.position, e.id, e.court_name, e.court_code, e.register_type, e.register_number, e.register_suffix,
-           e.name, e.seat, e.register_status, e.processing_status, e.documents_offered
-      FROM public.search_results r JOIN content.entities e ON e.id = r.entity_id
-     WHERE r.search_id = :search_id
-     ORDER BY r.position
-""")
 
 # Searches typed on the command line belong to no application user.
 COMMAND_LINE_USER = uuid.UUID(int=0)
@@ -85,19 +62,18 @@ def new_search(
     (`hreg search show SEARCH_ID` lists the results once it completed)."""
     if not query.strip():
         raise click.BadParameter("must not be blank", param_hint="QUERY")
-    values = {
-        "user_id": user_id,
-        "query": query.strip(),
-        "mode": mode,
-        "register_type": register_type,
-        "court": court,
-        "include_deleted": include_deleted,
-        "result_pages": result_pages,
-    }
     try:
         with get_engine().begin() as conn:
-            search_id = conn.execute(INSERT_SEARCH, values).scalar_one()
-            job_id = conn.execute(JOB_OF_SEARCH, {"search_id": search_id}).scalar_one()
+            search_id, job_id = searches.insert_search(
+                conn,
+                user_id=user_id,
+                query=query.strip(),
+                mode=mode,
+                register_type=register_type,
+                court=court,
+                include_deleted=include_deleted,
+                result_pages=result_pages,
+            )
     except sa.exc.IntegrityError as error:
         raise click.ClickException(f"the search was not saved: {str(error.orig).splitlines()[0]}") from error
     click.echo(f"search {search_id}")
@@ -114,10 +90,10 @@ def designation(row: sa.Row) -> str:
 def show(search_id: uuid.UUID, as_json: bool) -> None:
     """The results of search SEARCH_ID, each with its entity's status."""
     with get_engine().connect() as conn:
-        found = conn.execute(SEARCH, {"search_id": search_id}).first()
+        found = searches.search(conn, search_id)
         if found is None:
             raise click.ClickException(f"there is no search {search_id}")
-        results = conn.execute(RESULTS, {"search_id": search_id}).all()
+        results = searches.results(conn, search_id)
     if as_json:
         click.echo(
             json.dumps(

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from orchestration.failures import FailureClass, JobError
+from orchestration.settings import get_settings
 from orchestration.shareholders.parse import METHODS, parse_shareholder_list
 from orchestration.shareholders.values import parse_amount
 
@@ -48,7 +49,7 @@ def parse_command(file: Path, capital: Decimal | None, method: str) -> None:
     except OSError as error:
         raise click.ClickException(f"{FailureClass.INVALID_FILE.value}: cannot read {file}: {error.strerror}") from None
     try:
-        result = parse_shareholder_list(content, capital=capital, method=method)
+        result = parse_shareholder_list(content, capital=capital, method=method, llm=get_settings().llm_endpoint)
     except JobError as error:
         raise click.ClickException(str(error).replace("\n", " ")) from None
     click.echo(result.model_dump_json(indent=2))
@@ -76,14 +77,14 @@ def request_command(entity, requested_by) -> None:
     the sensors then run the download and the parsing."""
     import sqlalchemy as sa
 
+    from orchestration import companies
     from orchestration.db.engine import get_engine
 
     with get_engine().begin() as conn:
         try:
-            job_id = conn.execute(
-                sa.text("SELECT processing.request_shareholder_research(:entity, :user)"),
-                {"entity": str(entity), "user": str(requested_by) if requested_by else None},
-            ).scalar_one()
+            job_id = companies.request_shareholder_research(
+                conn, str(entity), str(requested_by) if requested_by else None, "interactive"
+            )
         except sa.exc.DBAPIError as error:
             raise click.ClickException(str(error.orig).splitlines()[0]) from None
     click.echo(f"entity {entity}: shareholder research requested, job {job_id}")

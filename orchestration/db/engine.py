@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine, make_url
@@ -62,12 +63,13 @@ def ensure_database(url: URL) -> None:
         admin.dispose()
 
 
-def create_app_engine(url: URL | str | None = None, **kwargs) -> Engine:
+def create_app_engine(url: URL | str | None = None, *, worker_role: str | None = None, **kwargs) -> Engine:
+    """An engine of the application database; every connection takes ``worker_role`` when one is
+    given (None: the settings' HREG_WORKER_ROLE)."""
     url = _psycopg2(url) if url is not None else app_url()
-    settings = get_settings()
+    role = get_settings().worker_role if worker_role is None else worker_role
     engine = sa.create_engine(url, pool_pre_ping=True, **kwargs)
-    if settings.worker_role:
-        role = settings.worker_role
+    if role:
 
         @sa.event.listens_for(engine, "connect")
         def _set_role(dbapi_conn, _record):
@@ -85,16 +87,17 @@ def get_engine(url: str = "") -> Engine:
     if not url:
         settings = get_settings()
         refuse_embedded_in_cluster(settings)
-        url = settings.database_url or _embedded_url(settings.pgdata_dir)
-    return _engine_for(url)
+        return engine_for(settings.database_url or embedded_url(settings.pgdata_dir), settings.worker_role)
+    return engine_for(url, get_settings().worker_role)
 
 
 @lru_cache(maxsize=8)
-def _engine_for(url: str) -> Engine:
-    return create_app_engine(url)
+def engine_for(url: str, worker_role: str = "") -> Engine:
+    """The one engine of this process for ``url``, whose connections take ``worker_role`` (if any)."""
+    return create_app_engine(url, worker_role=worker_role)
 
 
 @lru_cache(maxsize=8)
-def _embedded_url(pgdata_dir) -> str:
+def embedded_url(pgdata_dir: Path) -> str:
     # Looked up once: finding the server (and starting it when needed) costs a subprocess.
     return embedded.server_url(pgdata_dir, embedded.APP_DATABASE)

@@ -1,10 +1,11 @@
 """Schema migrations: Alembic's versioned deltas (SQL in ``db/sql/migrations``), then the current
-definitions of functions, triggers and views (``db/definitions.py``)."""
+definitions of functions, triggers and views (``db/sql_definitions.py``)."""
 
 from __future__ import annotations
 
 import json
 import warnings
+from functools import cache
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -13,7 +14,7 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Engine
 
-from orchestration.db import definitions
+from orchestration.db import sql_definitions
 from orchestration.documents import DocumentStore
 from orchestration.settings import Settings, get_settings
 
@@ -25,12 +26,12 @@ _MIGRATION_LOCK_KEY = 0x68726567  # "hreg"
 
 def run_sql_file(name: str) -> None:
     """Execute one SQL file of ``db/sql/migrations`` inside the running migration."""
-    definitions.run_sql(op.get_bind(), (MIGRATION_SQL_DIR / name).read_text())
+    sql_definitions.run_sql(op.get_bind(), (MIGRATION_SQL_DIR / name).read_text())
 
 
 def apply_definitions(*names: str) -> None:
     """Apply definition files a migration's own statements need (e.g. a function a new column calls)."""
-    definitions.apply(op.get_bind(), only=list(names))
+    sql_definitions.apply(op.get_bind(), only=list(names))
 
 
 def _alembic_config(connection: sa.Connection) -> Config:
@@ -63,8 +64,9 @@ def adopt_local_paths(engine: Engine, settings: Settings) -> None:
         )
 
 
+@cache
 def head_revision() -> str:
-    """The newest revision this code knows."""
+    """The newest revision this code knows (read once: the scripts do not change under a process)."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     return ScriptDirectory.from_config(config).get_current_head()

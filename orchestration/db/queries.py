@@ -23,7 +23,7 @@ import sqlalchemy as sa
 
 QUERIES_DIR = Path(__file__).parent / "sql" / "queries"
 _NAME_LINE = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
 
 
 class QueryFileError(ValueError):

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from sqlalchemy.engine import Engine
 
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import (
+from orchestration.register.portal import PortalClient
+from orchestration.register.ratelimit import Priority, SharedRateLimiter
+from orchestration.register.results import (
     Announcement,
     AnnouncementDetail,
     DocumentNode,
@@ -14,8 +19,6 @@ from orchestration.register.models import (
     ResultRow,
     SearchMode,
 )
-from orchestration.register.portal import PortalClient
-from orchestration.register.ratelimit import Priority, SharedRateLimiter
 from orchestration.settings import Settings
 
 __all__ = [
@@ -30,26 +33,42 @@ __all__ = [
     "SearchMode",
     "SharedRateLimiter",
     "make_register_client",
+    "register_client_for",
 ]
 
 
 def make_register_client(
-    settings: Settings, engine: Engine, *, timeout_s: float = 30.0, priority: Priority = "interactive"
+    engine: Engine,
+    base_url: str,
+    *,
+    rate_limit_per_hour: int,
+    reserve: int,
+    patience_refills: float,
+    diagnostics_dir: Path,
+    timeout_s: float = 30.0,
+    priority: Priority = "interactive",
 ) -> RegisterClient:
-    """The client of the configured register, rate-limited by the bucket all processes share;
+    """A client of the register at ``base_url``, rate-limited by the bucket all processes share;
     its retrievals wait as ``priority`` (a person's work, or background work)."""
-    base_url = settings.register_base_url
     limiter = SharedRateLimiter(
         engine,
         f"register {base_url}",
-        settings.effective_rate_limit_per_hour,
-        reserve=settings.rate_limit_reserve,
-        patience_refills=settings.rate_limit_background_patience,
+        rate_limit_per_hour,
+        reserve=reserve,
+        patience_refills=patience_refills,
         priority=priority,
     )
-    return PortalClient(
-        base_url,
-        rate_limiter=limiter,
+    return PortalClient(base_url, rate_limiter=limiter, diagnostics_dir=diagnostics_dir, timeout_s=timeout_s)
+
+
+def register_client_for(settings: Settings, engine: Engine, **kwargs: Any) -> RegisterClient:
+    """The client of the register the settings name (HREG_REGISTER, HREG_REGISTER_URL, rate limits)."""
+    return make_register_client(
+        engine,
+        settings.register_base_url,
+        rate_limit_per_hour=settings.effective_rate_limit_per_hour,
+        reserve=settings.rate_limit_reserve,
+        patience_refills=settings.rate_limit_background_patience,
         diagnostics_dir=settings.resolved_data_dir / "diagnostics",
-        timeout_s=timeout_s,
+        **kwargs,
     )

@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import date
 
-from orchestration.register.models import (
+from orchestration.register.results import (
     Announcement,
     AnnouncementDetail,
     DocumentNode,

@@ -36,10 +36,11 @@ import httpx
 from lxml import etree
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.register import errors, pages
+from orchestration.register import errors, portal_pages
 from orchestration.register.client import RegisterClient
 from orchestration.register.errors import PageStructureError
-from orchestration.register.models import (
+from orchestration.register.ratelimit import SharedRateLimiter
+from orchestration.register.results import (
     Announcement,
     AnnouncementDetail,
     DocumentNode,
@@ -48,7 +49,6 @@ from orchestration.register.models import (
     SearchMode,
     walk_nodes,
 )
-from orchestration.register.ratelimit import SharedRateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class _OpenTree:
     """The DK view of one row in this session: the tree as loaded so far."""
 
     row: ResultRow
-    tree: pages.DocumentTree
+    tree: portal_pages.DocumentTree
     expanded: set[str] = field(default_factory=set)
 
 
@@ -103,8 +103,8 @@ class PortalClient(RegisterClient):
             headers={"Accept-Language": "de-DE,de;q=0.9,en;q=0.8", "User-Agent": "handelsregister-orchestration"},
         )
         self._page: _Page | None = None
-        self._results: list[pages.ResultEntry] = []
-        self._results_form: pages.Form | None = None
+        self._results: list[portal_pages.ResultEntry] = []
+        self._results_form: portal_pages.Form | None = None
         self._tree: _OpenTree | None = None
         # The last announcement results page and the ids it lists.
         self._announcements: tuple[_Page, set[str]] | None = None
@@ -163,8 +163,8 @@ class PortalClient(RegisterClient):
         """A response that does not fit the flow: the portal's rate-limit page, a page with the
         portal's messages (it refused the request), or a parser error."""
         try:
-            doc = pages.parse_page(content)
-            rate_limited, messages = pages.is_rate_limit_page(doc), pages.portal_messages(doc)
+            doc = portal_pages.parse_page(content)
+            rate_limited, messages = portal_pages.is_rate_limit_page(doc), portal_pages.portal_messages(doc)
         except (PageStructureError, etree.ParserError, ValueError):
             rate_limited, messages = False, []
         if rate_limited:
@@ -175,7 +175,7 @@ class PortalClient(RegisterClient):
 
     def _read(self, content: bytes, what: str, read: Callable[[object], T]) -> T:
         try:
-            return read(pages.parse_page(content))
+            return read(portal_pages.parse_page(content))
         except PageStructureError as exc:
             raise self._unexpected(content, what, exc) from exc
 
@@ -190,7 +190,7 @@ class PortalClient(RegisterClient):
         url: str,
         payload: list[tuple[str, str]],
         what: str,
-        read: Callable[[pages.PartialResponse], T],
+        read: Callable[[portal_pages.PartialResponse], T],
         *,
         redirect_allowed: bool = False,
     ) -> T:
@@ -198,7 +198,7 @@ class PortalClient(RegisterClient):
         messages in its updates are the portal refusing the request."""
         response = self._request("POST", url, what, data=payload, headers=_AJAX_HEADERS)
         try:
-            partial = pages.parse_partial_response(response.content, redirect_allowed=redirect_allowed)
+            partial = portal_pages.parse_partial_response(response.content, redirect_allowed=redirect_allowed)
         except PageStructureError as exc:
             raise self._unexpected(response.content, what, exc) from exc
         if messages := partial.messages():
@@ -228,14 +228,16 @@ class PortalClient(RegisterClient):
             self._http.cookies.clear()
             self._load_page("GET", self.base_url + "/", "open the start page", retrieval=False)
         start = self._page
-        form, params = self._read(start.content, what, lambda doc: pages.navigation_to(doc, link_component, start.url))
+        form, params = self._read(
+            start.content, what, lambda doc: portal_pages.navigation_to(doc, link_component, start.url)
+        )
         return self._load_page("POST", form.action, what, data=form.payload(params), retrieval=retrieval)
 
-    def _open_search_form(self) -> pages.SearchForm:
+    def _open_search_form(self) -> portal_pages.SearchForm:
         what = "open the advanced search"
         # The search form carries no register data: not a retrieval.
         page = self._navigate("erweiterteSucheLink", what, retrieval=False)
-        return self._read(page.content, what, lambda doc: pages.parse_search_form(doc, page.url))
+        return self._read(page.content, what, lambda doc: portal_pages.parse_search_form(doc, page.url))
 
     def search(
         self,
@@ -270,13 +272,13 @@ class PortalClient(RegisterClient):
         what = f"search {query!r}"
         drop = frozenset() if include_deleted else frozenset({form.include_deleted_field})
         page = self._load_page("POST", form.form.action, what, data=form.form.payload(fields, drop=drop))
-        self._results = self._read(page.content, what, lambda doc: pages.parse_results(doc, form.court_codes))
+        self._results = self._read(page.content, what, lambda doc: portal_pages.parse_results(doc, form.court_codes))
         self._results_form = (
-            self._read(page.content, what, lambda doc: pages.form_by_id(doc, self._results[0].form_id, page.url))
+            self._read(page.content, what, lambda doc: portal_pages.form_by_id(doc, self._results[0].form_id, page.url))
             if self._results
             else None
         )
-        table = self._read(page.content, what, pages.parse_result_table) if self._results else None
+        table = self._read(page.content, what, portal_pages.parse_result_table) if self._results else None
         self.total_results = table.row_count if table else 0
         for _ in range(max_pages - 1):
             if table is None or len(self._results) >= min(max_results, table.row_count):
@@ -286,7 +288,7 @@ class PortalClient(RegisterClient):
         log.info("search %r (%s): %d of %d rows", query, mode.value, len(rows), self.total_results)
         return rows
 
-    def _next_result_page(self, table: pages.ResultTable, court_codes: dict[str, str], what: str) -> None:
+    def _next_result_page(self, table: portal_pages.ResultTable, court_codes: dict[str, str], what: str) -> None:
         """The next page of the result table, as PrimeFaces' DataTable paginator requests it."""
         form = self._results_form
         first = len(self._results)
@@ -306,7 +308,7 @@ class PortalClient(RegisterClient):
         what = f"{what}, rows from {first + 1}"
         response = self._partial(form.action, payload, what, lambda r: r)
         try:
-            entries = pages.parse_result_rows(response.updates.get(table.table_id, ""), court_codes)
+            entries = portal_pages.parse_result_rows(response.updates.get(table.table_id, ""), court_codes)
         except PageStructureError as exc:
             raise self._unexpected(response.updates.get(table.table_id, "").encode(), what, exc) from exc
         if response.view_state:
@@ -315,7 +317,7 @@ class PortalClient(RegisterClient):
         if not entries:
             table.row_count = first  # the portal has no more rows than it served
 
-    def _entry_for(self, row: ResultRow) -> pages.ResultEntry:
+    def _entry_for(self, row: ResultRow) -> portal_pages.ResultEntry:
         """The row in this session's result table, searching for it by register number if need be."""
         for entry in self._results:
             if entry.row.same_entry(row):
@@ -338,7 +340,7 @@ class PortalClient(RegisterClient):
             code="not_found",
         )
 
-    def _document_link(self, row: ResultRow, kind: str) -> tuple[pages.Form, dict[str, str]]:
+    def _document_link(self, row: ResultRow, kind: str) -> tuple[portal_pages.Form, dict[str, str]]:
         self._forget_stale_session()
         entry = self._entry_for(row)
         if kind not in entry.links:
@@ -378,7 +380,7 @@ class PortalClient(RegisterClient):
         what = f"open the documents of {row.court} {row.register_designation}"
         # The portal answers the DK link with a redirect to documents/welcome.xhtml?cid=N.
         page = self._load_page("POST", form.action, what, data=form.payload(link))
-        tree = self._read(page.content, what, lambda doc: pages.parse_document_tree(doc, page.url))
+        tree = self._read(page.content, what, lambda doc: portal_pages.parse_document_tree(doc, page.url))
         self._tree = _OpenTree(row=row, tree=tree, expanded=set(tree.expanded))
         return self._tree
 
@@ -386,9 +388,9 @@ class PortalClient(RegisterClient):
         self,
         open_tree: _OpenTree,
         fields: dict[str, str],
-        behaviour: pages.Behaviour,
+        behaviour: portal_pages.Behaviour,
         what: str,
-        read: Callable[[pages.PartialResponse], T],
+        read: Callable[[portal_pages.PartialResponse], T],
     ) -> T:
         tree = open_tree.tree
         payload = tree.form.payload(
@@ -401,7 +403,7 @@ class PortalClient(RegisterClient):
             }
         )
 
-        def read_and_track_view_state(response: pages.PartialResponse) -> T:
+        def read_and_track_view_state(response: portal_pages.PartialResponse) -> T:
             if response.view_state:
                 tree.form = tree.form.with_view_state(response.view_state)
             return read(response)
@@ -413,7 +415,7 @@ class PortalClient(RegisterClient):
         # tree with the node's children.
         tree_id = open_tree.tree.tree_id
         what = f"expand {node.label!r} of {open_tree.row.register_designation}"
-        expand = pages.Behaviour(source=tree_id, execute=tree_id, updates=[tree_id])
+        expand = portal_pages.Behaviour(source=tree_id, execute=tree_id, updates=[tree_id])
         node.children = self._tree_request(
             open_tree,
             {
@@ -423,7 +425,7 @@ class PortalClient(RegisterClient):
             },
             expand,
             what,
-            lambda response: pages.parse_tree_nodes(response.fragment(tree_id)),
+            lambda response: portal_pages.parse_tree_nodes(response.fragment(tree_id)),
         )
         open_tree.expanded.add(node.row_key)
 
@@ -460,13 +462,13 @@ class PortalClient(RegisterClient):
             f"{tree.tree_id}_selection": node.row_key,
         }
 
-        def controls_after_selection(response: pages.PartialResponse) -> pages.DownloadControls:
+        def controls_after_selection(response: portal_pages.PartialResponse) -> portal_pages.DownloadControls:
             # The panel the selection updated holds the button and radio, now enabled.
             for component in tree.select.updates:
                 if component in response.updates:
                     fragment = response.fragment(component)
                     if fragment.xpath('.//button[@type="submit"] | .//input[@type="submit"]'):
-                        return pages.download_controls(fragment)
+                        return portal_pages.download_controls(fragment)
             return tree.controls
 
         controls = self._tree_request(open_tree, selection, tree.select, what, controls_after_selection)
@@ -486,10 +488,10 @@ class PortalClient(RegisterClient):
 
     # ------------------------------------------------------------------------- announcements
 
-    def _open_announcements(self) -> pages.AnnouncementForm:
+    def _open_announcements(self) -> portal_pages.AnnouncementForm:
         what = "open the register announcements"
         page = self._navigate("bekanntmachungenLink", what)
-        return self._read(page.content, what, lambda doc: pages.parse_announcement_form(doc, page.url))
+        return self._read(page.content, what, lambda doc: portal_pages.parse_announcement_form(doc, page.url))
 
     def search_announcements(
         self,
@@ -520,7 +522,7 @@ class PortalClient(RegisterClient):
             fields[form.seat_field] = seat
         what = f"search announcements {date_from:%d.%m.%Y} to {date_to:%d.%m.%Y} {court or state or ''}".strip()
         page = self._load_page("POST", form.form.action, what, data=form.form.payload(fields))
-        found = self._read(page.content, what, lambda doc: pages.parse_announcements(doc, form.categories))
+        found = self._read(page.content, what, lambda doc: portal_pages.parse_announcements(doc, form.categories))
         self._announcements = (page, {a.id for a in found})
         log.info("%s: %d announcements", what, len(found))
         return found
@@ -533,11 +535,11 @@ class PortalClient(RegisterClient):
         page, _ = self._announcements
         what = f"open announcement {announcement.id}"
 
-        def command_and_form(doc) -> tuple[pages.Behaviour, pages.Form]:
-            command = pages.announcement_command(doc)
+        def command_and_form(doc) -> tuple[portal_pages.Behaviour, portal_pages.Form]:
+            command = portal_pages.announcement_command(doc)
             if not command.form:
                 raise PageStructureError("the remoteBekanntmachung command names no form")
-            return command, pages.form_by_id(doc, command.form, page.url)
+            return command, portal_pages.form_by_id(doc, command.form, page.url)
 
         command, form = self._read(page.content, what, command_and_form)
         payload = form.payload(
@@ -555,12 +557,12 @@ class PortalClient(RegisterClient):
         if not redirect:
             raise self._unexpected(b"", what, PageStructureError("the announcement command did not redirect"))
         detail = self._load_page("GET", urljoin(form.action, redirect), what)
-        return self._read(detail.content, what, pages.parse_announcement_detail)
+        return self._read(detail.content, what, portal_pages.parse_announcement_detail)
 
 
 def _offers_navigation(page: _Page) -> bool:
     try:
-        pages.navigation_to(page.doc, "erweiterteSucheLink", page.url)
+        portal_pages.navigation_to(page.doc, "erweiterteSucheLink", page.url)
     except PageStructureError:
         return False
     return True

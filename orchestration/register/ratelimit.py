@@ -20,18 +20,16 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Engine
+
+from orchestration.db import queries
+
+QUERIES = queries.load("ratelimit")
 
 log = logging.getLogger(__name__)
 
 Priority = Literal["interactive", "background"]
 PRIORITIES: tuple[Priority, ...] = ("interactive", "background")
-
-_TAKE = sa.text(
-    "SELECT processing.take_rate_limit_token(:name, :capacity, :refill_per_s, "
-    "CAST(:priority AS processing.job_priority), :reserve, :patience_s)"
-)
 
 
 class SharedRateLimiter:
@@ -82,7 +80,7 @@ class SharedRateLimiter:
             "patience_s": self.patience_s,
         }
         with self.engine.begin() as conn:
-            return float(conn.execute(_TAKE, params).scalar_one())
+            return float(conn.execute(QUERIES["take_token"], params).scalar_one())
 
     def acquire(self, what: str = "register retrieval", *, priority: Priority | None = None) -> float:
         """Take one token, sleeping while none is available to ``priority``; returns the seconds waited."""

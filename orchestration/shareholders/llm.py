@@ -18,8 +18,8 @@ import openai
 from pydantic import ValidationError
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.settings import Settings
-from orchestration.shareholders.model import ExtractedList, LlmAnswer, Shareholder
+from orchestration.settings import LlmEndpoint
+from orchestration.shareholders.shareholder_list import ExtractedList, LlmAnswer, Shareholder
 from orchestration.shareholders.tables import Table
 
 MAX_TEXT_CHARS = 100_000
@@ -72,10 +72,10 @@ def _strict(node: Any) -> Any:
     return node
 
 
-def extract_with_llm(table: Table, settings: Settings) -> ExtractedList:
+def extract_with_llm(table: Table, llm: LlmEndpoint | None) -> ExtractedList:
     """The model's reading of the table, completed from the table; raises JobError for an
-    unreachable endpoint or an unusable answer."""
-    answer = _ask(table, settings)
+    unreachable (or unconfigured) endpoint or an unusable answer."""
+    answer = _ask(table, llm)
     return ExtractedList(
         shareholders=[Shareholder.model_validate(holder.model_dump()) for holder in answer.shareholders],
         total_nominal=answer.total_nominal
@@ -88,8 +88,8 @@ def extract_with_llm(table: Table, settings: Settings) -> ExtractedList:
     )
 
 
-def _ask(table: Table, settings: Settings) -> LlmAnswer:
-    if not settings.llm_base_url:
+def _ask(table: Table, llm: LlmEndpoint | None) -> LlmAnswer:
+    if llm is None:
         raise JobError(
             FailureClass.DEPENDENCY_UNAVAILABLE,
             "no LLM endpoint configured (HREG_LLM_BASE_URL)",
@@ -100,14 +100,14 @@ def _ask(table: Table, settings: Settings) -> LlmAnswer:
         {"headings": [column.heading for column in table.columns], "lines": table.as_rows()}, ensure_ascii=False
     )
     client = openai.OpenAI(
-        base_url=settings.llm_base_url,
-        api_key=settings.llm_api_key or "not-needed",
+        base_url=llm.base_url,
+        api_key=llm.api_key or "not-needed",
         timeout=REQUEST_TIMEOUT_S,
         max_retries=1,
     )
     try:
         completion = client.chat.completions.create(
-            model=settings.llm_model,
+            model=llm.model,
             temperature=0,
             messages=[
                 {"role": "system", "content": INSTRUCTIONS},

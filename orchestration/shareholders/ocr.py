@@ -11,7 +11,7 @@ import pytesseract
 from PIL import Image, ImageFilter
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.shareholders.page import Page, Rule, Word
+from orchestration.shareholders.page_layout import Page, Rule, Word
 from orchestration.shareholders.ruling import find_rules
 
 # Tesseract's OpenMP threads spin and contend on a busy machine; one thread per process is faster

@@ -1,7 +1,7 @@
 """Parsing a shareholder list, as a straight line: pages → table → shareholder rows → checks.
 
-pages (``pages``: images or text layer, upright) → table (``tables``: cells with text and
-confidence) → shareholder rows (``rules``, or the LLM from the same cells) → checks
+pages (``page_reader``: images or text layer, upright) → table (``tables``: cells with text and
+confidence) → shareholder rows (``rows``, or the LLM from the same cells) → checks
 (``validation``). Either method's result is judged by the same checks.
 
 A PDF's text layer is read first; when it holds no table, or a table from it does not verify, the
@@ -16,12 +16,12 @@ from decimal import Decimal
 from typing import Literal, get_args
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.settings import Settings, get_settings
-from orchestration.shareholders import rules
+from orchestration.settings import LlmEndpoint
+from orchestration.shareholders import rows
 from orchestration.shareholders.llm import extract_with_llm
-from orchestration.shareholders.model import ExtractedList, ShareholderList, Source, derived_percentage
-from orchestration.shareholders.page import Page
-from orchestration.shareholders.pages import read_by_ocr, read_pages
+from orchestration.shareholders.page_layout import Page
+from orchestration.shareholders.page_reader import read_by_ocr, read_pages
+from orchestration.shareholders.shareholder_list import ExtractedList, ShareholderList, Source, derived_percentage
 from orchestration.shareholders.tables import Table, read_tables
 from orchestration.shareholders.validation import validate
 
@@ -36,7 +36,7 @@ def parse_shareholder_list(
     *,
     capital: Decimal | None = None,
     method: Method = "auto",
-    settings: Settings | None = None,
+    llm: LlmEndpoint | None = None,
 ) -> ShareholderList:
     """The shareholders of a list file (PDF, TIFF, PNG, JPEG); raises JobError when it cannot be read.
 
@@ -48,7 +48,7 @@ def parse_shareholder_list(
     pages = read_pages(content)
 
     def read(pages: list[Page]) -> ShareholderList:
-        return extract_shareholders(read_tables(pages), capital=capital, method=method, settings=settings)
+        return extract_shareholders(read_tables(pages), capital=capital, method=method, llm=llm)
 
     if not any(page.source == "text_layer" for page in pages):
         return read(pages)
@@ -92,26 +92,25 @@ def extract_shareholders(
     *,
     capital: Decimal | None = None,
     method: Method = "auto",
-    settings: Settings | None = None,
+    llm: LlmEndpoint | None = None,
 ) -> ShareholderList:
     """Shareholders of a list's table, by rules or the LLM, checked."""
-    settings = settings or get_settings()
     if method == "llm":
         table = _required(table)
-        return _finish(extract_with_llm(table, settings), "llm", table.source, capital)
-    llm_configured = method == "auto" and bool(settings.llm_base_url) and table is not None
+        return _finish(extract_with_llm(table, llm), "llm", table.source, capital)
+    llm_configured = method == "auto" and llm is not None and table is not None
     try:
-        by_rules = _finish(rules.extract(table), "rules", table.source, capital)
+        by_rules = _finish(rows.extract(table), "rules", table.source, capital)
     except JobError as error:
         if not llm_configured or error.failure_class != FailureClass.PARSER_ERROR:
             raise
         log.info("rules read no shareholders (%s); asking the LLM", error.message)
-        return _finish(extract_with_llm(table, settings), "llm", table.source, capital)
+        return _finish(extract_with_llm(table, llm), "llm", table.source, capital)
     if by_rules.validation.valid or not llm_configured:
         return by_rules
     log.info("rules result fails %s; asking the LLM", _failed_names(by_rules))
     try:
-        by_llm = _finish(extract_with_llm(table, settings), "llm", table.source, capital)
+        by_llm = _finish(extract_with_llm(table, llm), "llm", table.source, capital)
     except JobError as error:
         log.warning("LLM extraction failed, keeping the rules result: %s", error)
         return by_rules

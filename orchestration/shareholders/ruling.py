@@ -10,7 +10,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from orchestration.shareholders.page import Rule
+from orchestration.shareholders.page_layout import Rule
 
 # A rule is at least this share of the page's width (height) long: longer than any word, shorter
 # than the narrowest column a table draws a rule around.

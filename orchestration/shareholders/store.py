@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from orchestration.shareholders.model import Shareholder, ShareholderList
+from orchestration.db import queries
+from orchestration.shareholders.shareholder_list import Shareholder, ShareholderList
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -20,53 +21,7 @@ if TYPE_CHECKING:
 # Words that name a kind of court rather than a place: "Amtsgericht München" is the court "München".
 _COURT_NOISE = frozenset({"amtsgericht", "registergericht", "local", "district", "court", "of", "ag"})
 
-_LATEST_LIST = sa.text("""
-    SELECT id, content_hash, capital, validation
-      FROM content.shareholder_lists
-     WHERE entity_id = :entity_id
-     ORDER BY id DESC
-     LIMIT 1
-""")
-
-_INSERT_LIST = sa.text("""
-    INSERT INTO content.shareholder_lists
-        (entity_id, raw_document_id, job_id, content_hash, method, source, ocr_fallback, total_nominal, currency,
-         capital, validation, valid)
-    VALUES (:entity_id, :raw_document_id, :job_id, :content_hash, :method, :source, :ocr_fallback, :total_nominal,
-            :currency, :capital, CAST(:validation AS jsonb), :valid)
-    RETURNING id
-""")
-
-_INSERT_SHAREHOLDER = sa.text("""
-    INSERT INTO content.shareholders
-        (list_id, entity_id, position, kind, name, first_name, last_name, birth_date, residence, seat,
-         register_court, register_type, register_number, register_country, linked_entity_id, nominal_total,
-         percentage, percentage_below_one, shares, changes)
-    VALUES (:list_id, :entity_id, :position, :kind, :name, :first_name, :last_name, :birth_date, :residence, :seat,
-            :register_court, :register_type, :register_number, :register_country, :linked_entity_id, :nominal_total,
-            :percentage, :percentage_below_one, CAST(:shares AS jsonb), :changes)
-""")
-
-_ENTITIES_BY_REGISTER = sa.text("""
-    SELECT id, court_name
-      FROM content.entities
-     WHERE register_type = :register_type AND register_number = :register_number AND register_suffix = :suffix
-""")
-
-_SHAREHOLDER_TABLE = """
-    SELECT l.id AS list_id, l.entity_id, e.name AS company, l.created_at AS list_created_at, l.valid AS list_valid,
-           l.method, l.currency, s.position, s.kind, s.name, s.first_name, s.last_name, s.birth_date, s.residence,
-           s.seat, s.register_court, s.register_type, s.register_number, s.register_country, s.linked_entity_id,
-           linked.name AS linked_company, s.nominal_total, s.percentage, s.percentage_below_one, s.changes
-      FROM content.shareholder_lists l
-      JOIN content.entities e ON e.id = l.entity_id
-      JOIN content.shareholders s ON s.list_id = l.id
-      LEFT JOIN content.entities linked ON linked.id = s.linked_entity_id
-     WHERE (NOT :latest_only
-            OR l.id = (SELECT max(id) FROM content.shareholder_lists m WHERE m.entity_id = l.entity_id))
-       {entity_filter}
-     ORDER BY l.entity_id, l.id, s.position
-"""
+QUERIES = queries.load("shareholders")
 
 
 def list_content_hash(result: ShareholderList) -> str:
@@ -88,12 +43,10 @@ def store_shareholder_list(
     """Write a new list revision with its shareholders; None when the entity's latest list already
     says the same, against the same capital with the same checks (a re-parse that changed nothing)."""
     # Serialise writers of one entity so two parses cannot both decide that they are new.
-    conn.execute(
-        sa.text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": f"shareholders:{entity_id}"}
-    )
+    conn.execute(QUERIES["lock_entity_lists"], {"key": f"shareholders:{entity_id}"})
     content_hash = list_content_hash(result)
     validation = result.validation.model_dump(mode="json")
-    latest = conn.execute(_LATEST_LIST, {"entity_id": entity_id}).first()
+    latest = conn.execute(QUERIES["latest_list"], {"entity_id": entity_id}).first()
     if (
         latest is not None
         and latest.content_hash == content_hash
@@ -102,7 +55,7 @@ def store_shareholder_list(
     ):
         return None
     list_id = conn.execute(
-        _INSERT_LIST,
+        QUERIES["insert_list"],
         {
             "entity_id": entity_id,
             "raw_document_id": raw_document_id,
@@ -148,7 +101,7 @@ def store_shareholder_list(
         for position, holder in enumerate(result.shareholders, 1)
     ]
     if rows:
-        conn.execute(_INSERT_SHAREHOLDER, rows)
+        conn.execute(QUERIES["insert_shareholder"], rows)
     return list_id
 
 
@@ -160,7 +113,7 @@ def linked_entity_id(conn: sa.Connection, holder: Shareholder):
     if not match:
         return None
     candidates = conn.execute(
-        _ENTITIES_BY_REGISTER,
+        QUERIES["entities_by_register"],
         {"register_type": holder.register_type, "register_number": match.group(1), "suffix": match.group(2).upper()},
     ).all()
     same_court = [row.id for row in candidates if _same_court(holder.register_court, row.court_name)]
@@ -186,11 +139,11 @@ def load_shareholders(
     (``linked_entity_id`` when it is a known entity) to the company (``entity_id``)."""
     import pandas as pd  # only here: every run process loads this module, few need pandas
 
-    entity_filter = "AND l.entity_id = ANY(CAST(:entity_ids AS uuid[]))" if entity_ids is not None else ""
-    params: dict = {"latest_only": latest_only}
-    if entity_ids is not None:
-        params["entity_ids"] = [str(entity_id) for entity_id in entity_ids]
-    frame = pd.read_sql_query(sa.text(_SHAREHOLDER_TABLE.format(entity_filter=entity_filter)), conn, params=params)
+    params = {
+        "latest_only": latest_only,
+        "entity_ids": None if entity_ids is None else [str(entity_id) for entity_id in entity_ids],
+    }
+    frame = pd.read_sql_query(QUERIES["shareholder_table"], conn, params=params)
     for column in ("nominal_total", "percentage"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
     for column in ("entity_id", "linked_entity_id"):
@@ -201,18 +154,12 @@ def load_shareholders(
     return frame
 
 
-_REVIEW = sa.text("""
-    SELECT DISTINCT ON (l.entity_id) l.entity_id, l.id, l.valid, l.validation, l.source, l.ocr_fallback
-      FROM content.shareholder_lists l
-     WHERE l.entity_id = ANY(CAST(:entity_ids AS uuid[]))
-     ORDER BY l.entity_id, l.id DESC
-""")
-
-
 def review_summary(conn: sa.Connection, entity_ids: list[str], *, shown: int = 20) -> dict:
     """The newest lists of these entities by review status, with the failed checks and
     low-confidence cells of those that need review, and where their words came from."""
-    rows = conn.execute(_REVIEW, {"entity_ids": [str(e) for e in entity_ids]}).all() if entity_ids else []
+    rows = (
+        conn.execute(QUERIES["newest_lists"], {"entity_ids": [str(e) for e in entity_ids]}).all() if entity_ids else []
+    )
     review = [
         {
             "list_id": row.id,

@@ -16,8 +16,8 @@ from itertools import pairwise
 from typing import Literal
 
 from orchestration.shareholders.columns import FREE_TEXT, Role, heading_kinds, roles
-from orchestration.shareholders.model import LowConfidenceCell
-from orchestration.shareholders.page import Page, Rule, Word
+from orchestration.shareholders.page_layout import Page, Rule, Word
+from orchestration.shareholders.shareholder_list import LowConfidenceCell
 
 # Tesseract's word confidence below which a cell is shown for review.
 LOW_CONFIDENCE = 60.0

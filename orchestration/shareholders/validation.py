@@ -7,7 +7,13 @@ import re
 from decimal import Decimal
 
 from orchestration.shareholders.firms import legal_form_in, register_in
-from orchestration.shareholders.model import RUNNING_NUMBER_PATTERN, Check, ExtractedList, Shareholder, Validation
+from orchestration.shareholders.shareholder_list import (
+    RUNNING_NUMBER_PATTERN,
+    Check,
+    ExtractedList,
+    Shareholder,
+    Validation,
+)
 
 HUNDRED = Decimal(100)
 # GesLV §4: percentages may be rounded (half up) to one decimal, but never down to 0, 25 or 50 %.

@@ -29,65 +29,21 @@ from typing import ClassVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from orchestration import companies
+from orchestration.db import queries
 from orchestration.documents import DocumentStore
 from orchestration.failures import FailureClass, JobError
 from orchestration.queue import ClaimedJob
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import ResultRow, SearchMode
 from orchestration.register.ratelimit import Priority
+from orchestration.register.results import ResultRow, SearchMode
 from orchestration.stages.entities import EntityKey, find_entity_row, load_entity_key
 from orchestration.worker import RetrievingStage
 
 # Rows of one result page, the most the portal shows at once.
 ROWS_PER_PAGE = 100
 
-UPSERT_ENTITY = sa.text("""
-    INSERT INTO content.entities
-        (court_code, court_name, register_type, register_number, register_suffix, name, seat,
-         register_status, documents_offered, earlier_names, discovered_by_search_id)
-    VALUES (:court_code, :court_name, :register_type, :register_number, :register_suffix, :name, :seat,
-            :register_status, :documents_offered, CAST(:earlier_names AS jsonb), :search_id)
-    ON CONFLICT ON CONSTRAINT entities_register_key DO UPDATE
-       SET name = EXCLUDED.name, seat = EXCLUDED.seat, register_status = EXCLUDED.register_status,
-           documents_offered = EXCLUDED.documents_offered, earlier_names = EXCLUDED.earlier_names,
-           updated_at = now()
-    RETURNING id
-""")
-
-# What one search found, in the register's order, so that `hreg search show` lists it as found.
-RECORD_SEARCH_RESULTS = sa.text("""
-    INSERT INTO public.search_results (search_id, position, entity_id)
-    SELECT :search_id, r.position, r.entity_id
-      FROM unnest(CAST(:entity_ids AS uuid[])) WITH ORDINALITY AS r(entity_id, position)
-    ON CONFLICT (search_id, position) DO UPDATE SET entity_id = EXCLUDED.entity_id
-""")
-
-OPEN_ENTITY = sa.text("""
-    SELECT processing.open_entity(CAST(:entity_id AS uuid), CAST(:priority AS processing.job_priority),
-                                  CAST(:requested_by AS uuid), :reason)
-""")
-
-CURRENT_SI = sa.text("""
-    SELECT d.id, d.retrieved_at > now() - make_interval(secs => :fresh_s) AS fresh
-      FROM content.entities e JOIN content.raw_documents d ON d.id = e.current_si_document_id
-     WHERE e.id = :entity_id
-""")
-
-# A new document makes the entity xml_ready (the trigger queues the parse); the same bytes again
-# are not new work, except for an entity a person sent to discovery, who waits for its record.
-ATTACH_SI = sa.text("""
-    UPDATE content.entities
-       SET current_si_document_id = :document_id, processing_status = 'xml_ready', updated_at = now()
-     WHERE id = :entity_id
-       AND (current_si_document_id IS DISTINCT FROM :document_id OR processing_status = 'basic_discovery_running')
-""")
-
-UPDATE_FROM_ROW = sa.text("""
-    UPDATE content.entities
-       SET name = :name, seat = :seat, register_status = :register_status, documents_offered = :documents_offered,
-           earlier_names = CAST(:earlier_names AS jsonb), updated_at = now()
-     WHERE id = :entity_id
-""")
+QUERIES = queries.load("stages")
 
 
 @dataclass(frozen=True)
@@ -150,7 +106,7 @@ class DiscoveryStage(RetrievingStage):
         with engine.connect() as conn:
             entity = load_entity_key(conn, job.entity_id)
             current = conn.execute(
-                CURRENT_SI, {"entity_id": job.entity_id, "fresh_s": self.fresh_for.total_seconds()}
+                QUERIES["current_si"], {"entity_id": job.entity_id, "fresh_s": self.fresh_for.total_seconds()}
             ).first()
         if current is not None and current.fresh:
             return EntityFetch(entity, fresh_document_id=str(current.id))
@@ -174,19 +130,11 @@ class DiscoveryStage(RetrievingStage):
 
     def _record_search(self, conn: sa.Connection, job: ClaimedJob, fetch: SearchFetch) -> dict:
         entity_ids = [self._upsert_entity(conn, row, job.search_id) for row in fetch.rows]
-        conn.execute(RECORD_SEARCH_RESULTS, {"search_id": job.search_id, "entity_ids": entity_ids})
+        conn.execute(QUERIES["record_search_results"], {"search_id": job.search_id, "entity_ids": entity_ids})
         opened = [
             entity_id
             for entity_id in self._to_open(job, entity_ids)
-            if conn.execute(
-                OPEN_ENTITY,
-                {
-                    "entity_id": entity_id,
-                    "priority": job.priority,
-                    "requested_by": job.data.get("user_id"),
-                    "reason": "opened by its search",
-                },
-            ).scalar_one()
+            if companies.open_entity(conn, entity_id, job.data.get("user_id"), "opened by its search", job.priority)
         ]
         return {
             "result_count": len(entity_ids),
@@ -207,9 +155,9 @@ class DiscoveryStage(RetrievingStage):
 
     def _record_entity(self, conn: sa.Connection, job: ClaimedJob, fetch: EntityFetch) -> dict:
         if fetch.row is None:
-            conn.execute(ATTACH_SI, {"entity_id": job.entity_id, "document_id": fetch.fresh_document_id})
+            conn.execute(QUERIES["attach_si"], {"entity_id": job.entity_id, "document_id": fetch.fresh_document_id})
             return {"result_count": 1, "si_downloaded": 0, "si_fresh": True}
-        conn.execute(UPDATE_FROM_ROW, {"entity_id": job.entity_id, **_row_columns(fetch.row)})
+        conn.execute(QUERIES["update_from_row"], {"entity_id": job.entity_id, **_row_columns(fetch.row)})
         document_id = self.documents.store(
             conn,
             fetch.content,
@@ -218,7 +166,7 @@ class DiscoveryStage(RetrievingStage):
             filename=fetch.filename,
             entity_id=job.entity_id,
         )
-        conn.execute(ATTACH_SI, {"entity_id": job.entity_id, "document_id": document_id})
+        conn.execute(QUERIES["attach_si"], {"entity_id": job.entity_id, "document_id": document_id})
         return {"result_count": 1, "si_downloaded": 1, "si_fresh": False}
 
     def _upsert_entity(self, conn: sa.Connection, row: ResultRow, search_id: str | None) -> str:
@@ -238,7 +186,7 @@ class DiscoveryStage(RetrievingStage):
             "search_id": search_id,
             **_row_columns(row),
         }
-        return str(conn.execute(UPSERT_ENTITY, params).scalar_one())
+        return str(conn.execute(QUERIES["upsert_entity"], params).scalar_one())
 
 
 def _row_columns(row: ResultRow) -> dict:

@@ -6,14 +6,12 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from orchestration.db import queries
 from orchestration.failures import FailureClass, JobError
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import ResultRow, SearchMode
+from orchestration.register.results import ResultRow, SearchMode
 
-LOAD_ENTITY_KEY = sa.text("""
-    SELECT id, court_code, register_type, register_number, register_suffix, name
-      FROM content.entities WHERE id = :entity_id
-""")
+QUERIES = queries.load("stages")
 
 
 @dataclass(frozen=True)
@@ -31,7 +29,7 @@ class EntityKey:
 
 
 def load_entity_key(conn: sa.Connection, entity_id: str) -> EntityKey:
-    row = conn.execute(LOAD_ENTITY_KEY, {"entity_id": entity_id}).first()
+    row = conn.execute(QUERIES["entity_key"], {"entity_id": entity_id}).first()
     if row is None:
         raise JobError(FailureClass.INVALID_FILE, f"entity {entity_id} no longer exists", source="entities")
     return EntityKey(**{k: str(v) if k == "id" else v for k, v in row._mapping.items()})

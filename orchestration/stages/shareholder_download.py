@@ -18,7 +18,7 @@ from orchestration.documents import DocumentStore, is_zip, unpack_zip
 from orchestration.failures import FailureClass, JobError
 from orchestration.queue import ClaimedJob
 from orchestration.register.client import RegisterClient
-from orchestration.register.models import DocumentNode, Download, walk_nodes
+from orchestration.register.results import DocumentNode, Download, walk_nodes
 from orchestration.stages.entities import EntityKey, find_entity_row, load_entity_key
 from orchestration.worker import RetrievingStage
 

@@ -8,17 +8,15 @@ from typing import ClassVar
 
 import sqlalchemy as sa
 
+from orchestration.db import queries
 from orchestration.documents import DocumentStore
 from orchestration.failures import FailureClass, JobError
 from orchestration.queue import ClaimedJob
-from orchestration.shareholders.model import ShareholderList
+from orchestration.shareholders.shareholder_list import ShareholderList
 from orchestration.shareholders.store import store_shareholder_list
 from orchestration.worker import Outcome, Stage, each_job
 
-CURRENT_CAPITAL = sa.text("""
-    SELECT record #>> '{capital,amount}' FROM content.entity_revisions
-     WHERE entity_id = :entity_id ORDER BY id DESC LIMIT 1
-""")
+QUERIES = queries.load("stages")
 
 Extract = Callable[[bytes, Decimal | None], ShareholderList]
 
@@ -44,7 +42,7 @@ class ShareholderParsingStage(Stage):
                 f"no stored shareholder list {job.raw_document_id}; request the shareholder research again",
                 source="shareholder_parsing",
             )
-        capital_text = conn.execute(CURRENT_CAPITAL, {"entity_id": job.entity_id}).scalar()
+        capital_text = conn.execute(QUERIES["current_capital"], {"entity_id": job.entity_id}).scalar()
         capital = Decimal(capital_text) if capital_text else None
         result = self.extract(document.content, capital)
         list_id = store_shareholder_list(

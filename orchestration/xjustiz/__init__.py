@@ -1,7 +1,7 @@
 """The XJustiz parser: SI documents (structured register content) of every generation the
 register portal serves, into one canonical, versioned company record."""
 
-from orchestration.xjustiz.model import (
+from orchestration.xjustiz.company_record import (
     Address,
     CompanyRecord,
     Entry,

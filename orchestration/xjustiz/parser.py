@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.xjustiz import parse_v1, parse_v3
-from orchestration.xjustiz.model import CompanyRecord
+from orchestration.xjustiz.company_record import CompanyRecord
 from orchestration.xjustiz.record import read_record
 from orchestration.xjustiz.safe_xml import parse_xml
 from orchestration.xjustiz.values import XJUSTIZ_NS, children, element_path

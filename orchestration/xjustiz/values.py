@@ -10,7 +10,7 @@ from typing import get_args
 from lxml import etree
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.xjustiz.model import RegisterType
+from orchestration.xjustiz.company_record import RegisterType
 
 XJUSTIZ_NS = "http://www.xjustiz.de"
 REGISTER_REFERENCE = re.compile(r"^\s*(HRA|HRB|GnR|PR|VR)\s*(\d+)\s*(.*?)\s*$", re.IGNORECASE)

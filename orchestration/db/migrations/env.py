@@ -6,7 +6,7 @@ changed (all of them when a versioned migration ran), in the same transaction.
 
 from alembic import context
 
-from orchestration.db import definitions
+from orchestration.db import sql_definitions
 
 connection = context.config.attributes["connection"]
 context.configure(connection=connection, transactional_ddl=True)
@@ -16,4 +16,4 @@ with context.begin_transaction():
     context.run_migrations()
     after = set(migration_context.get_current_heads())
     if after == set(context.script.get_heads()):
-        definitions.apply(connection, everything=after != before)
+        sql_definitions.apply(connection, everything=after != before)

@@ -19,7 +19,7 @@ from typing import Literal
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.columns import Role
 from orchestration.shareholders.firms import firm_name, is_organisation, register_of, seat_of
-from orchestration.shareholders.model import ExtractedList, LowConfidenceCell, Share, Shareholder
+from orchestration.shareholders.shareholder_list import ExtractedList, LowConfidenceCell, Share, Shareholder
 from orchestration.shareholders.tables import Table, TableLine, join_lines
 from orchestration.shareholders.values import (
     amounts_in,

@@ -15,7 +15,7 @@ from urllib.parse import urljoin
 from lxml import etree, html
 
 from orchestration.register.errors import PageStructureError
-from orchestration.register.models import (
+from orchestration.register.results import (
     DOCUMENT_KINDS,
     Announcement,
     AnnouncementDetail,

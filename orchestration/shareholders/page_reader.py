@@ -24,7 +24,7 @@ from PIL import Image
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.ocr import read_scan, require_tesseract
-from orchestration.shareholders.page import Page, Rule, Word
+from orchestration.shareholders.page_layout import Page, Rule, Word
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 MAX_PAGES = 50

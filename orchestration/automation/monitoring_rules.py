@@ -45,7 +45,10 @@ from croniter import croniter
 from sqlalchemy.dialects.postgresql import insert
 
 from orchestration.automation.tables import trigger_log, trigger_rule, watch_list
+from orchestration.db import queries
 from orchestration.failures import FailureClass
+
+QUERIES = queries.load("automation")
 
 SOURCE_TYPES = ("entity_changed", "search_match", "job_failed", "announcement_for_watched_company", "schedule")
 # The register's announcement categories: Löschungsankündigung, UmwG, new documents, other, special register.
@@ -247,13 +250,11 @@ def create_rule(
     source_config = validate_source(source_type, source_config)
     action_config = validate_action(action_type, action_config)
     if source_type == "search_match":
-        found = conn.execute(
-            sa.text("SELECT 1 FROM public.searches WHERE id = :id"), {"id": source_config["search_id"]}
-        )
+        found = conn.execute(QUERIES["search_exists"], {"id": source_config["search_id"]})
         if found.first() is None:
             raise RuleConfigError(f"saved search {source_config['search_id']} does not exist")
     if source_config.get("job_types"):
-        known = set(conn.execute(sa.text("SELECT type FROM processing.job_types")).scalars())
+        known = set(conn.execute(QUERIES["job_type_names"]).scalars())
         _check_list("job_types", source_config["job_types"], sorted(known))
     row = conn.execute(
         trigger_rule.insert()
@@ -341,11 +342,7 @@ def watch(
     if not rows:
         return 0
     wanted = {row["entity_id"] for row in rows}
-    known = set(
-        conn.execute(
-            sa.text("SELECT id::text FROM content.entities WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": list(wanted)}
-        ).scalars()
-    )
+    known = set(conn.execute(QUERIES["known_entities"], {"ids": list(wanted)}).scalars())
     if wanted - known:
         raise RuleConfigError(f"no such companies: {sorted(wanted - known)}")
     result = conn.execute(insert(watch_list).values(rows).on_conflict_do_nothing(constraint="uq_watch_list"))
