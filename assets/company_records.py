@@ -1,16 +1,22 @@
 """Parsed XML: the canonical company records, one revision per change, from xml_parsing jobs."""
 
+from collections.abc import Iterator, Sequence
+
 import dagster as dg
+from sqlalchemy.engine import Engine
 
 from assets.batch import BatchCheck, check_specs
-from assets.partitions import register_court_partitions_def, reparse_courts, work_queue_by_court
+from assets.keys import COMPANY_RECORDS, RAW_SI_DOCUMENTS
+from assets.partitions import ParsedCourts, register_court_partitions_def, reparse_courts, work_queue_by_court
+from orchestration import queue
+from orchestration.court_state import SI_RECORDS
+from orchestration.documents import DocumentStore
 from orchestration.stages.parsing import XmlParsingStage
+from orchestration.worker import BatchAborted, work_claimed
 from orchestration.xjustiz import PARSER_VERSION
 from resources.database import DatabaseResource
 from resources.documents import DocumentStoreResource
 from resources.job_queue import JobQueueResource
-
-COMPANY_RECORDS = dg.AssetKey("company_records")
 
 COMPANY_RECORD_CHECKS = [
     BatchCheck(
@@ -26,10 +32,42 @@ COMPANY_RECORD_CHECKS = [
 ]
 
 
+def parsed_company_records() -> ParsedCourts:
+    """company_records as parsed by the parser version of this code."""
+    return ParsedCourts(COMPANY_RECORDS, RAW_SI_DOCUMENTS, PARSER_VERSION, SI_RECORDS)
+
+
+def parse_downloaded(
+    context: dg.AssetExecutionContext, engine: Engine, store: DocumentStore, entity_ids: Sequence[str]
+) -> Iterator[dg.AssetMaterialization | dg.AssetObservation]:
+    """Parse, in this run, the documents a person's discovery run has just stored: the due
+    interactive xml_parsing jobs of ``entity_ids`` (which the database queued for them), so that
+    opening a company takes one run. They are worked as a sensor's run works them (same jobs,
+    step history with this run's id) and reported as company_records of their courts."""
+    run_id = context.run.run_id
+    with engine.begin() as conn:
+        lease_seconds = queue.job_types(conn)["xml_parsing"].lease_seconds
+        jobs = queue.claim_interactive_for_entities(conn, "xml_parsing", entity_ids, run_id, lease_seconds)
+    if not jobs:
+        return
+    stage = XmlParsingStage(store)
+    try:
+        report = work_claimed(engine, stage, run_id, jobs, lease_seconds)
+    except BatchAborted as exc:
+        # The downloads stand; the parses left over go back to the queue through the lease reaper.
+        context.log.warning(f"parsing the downloaded documents: {exc}")
+        return
+    context.log.info(f"xml_parsing: parsed {report.completed} downloaded documents, failed {report.failed}")
+    # The checks of company_records belong to its own runs, which take every other parse.
+    yield from work_queue_by_court(
+        context, engine, stage, parsed_company_records(), [], written="new_revision", report=report
+    )
+
+
 def build_company_records_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDefinition:
     @dg.asset(
         key=COMPANY_RECORDS,
-        deps=[dg.AssetKey("raw_si_documents")],
+        deps=[RAW_SI_DOCUMENTS],
         code_version=PARSER_VERSION,
         partitions_def=register_court_partitions_def,
         backfill_policy=backfill_policy,
@@ -51,7 +89,7 @@ def build_company_records_asset(backfill_policy: dg.BackfillPolicy) -> dg.Assets
     ):
         engine = database.get_engine()
         stage = XmlParsingStage(documents.get_store())
-        args = (context, engine, stage, COMPANY_RECORDS, PARSER_VERSION, COMPANY_RECORD_CHECKS)
+        args = (context, engine, stage, parsed_company_records(), COMPANY_RECORD_CHECKS)
         if context.has_partition_key or context.has_partition_key_range:
             yield from reparse_courts(*args, written="new_revision")
         else:

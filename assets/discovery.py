@@ -3,15 +3,16 @@
 import dagster as dg
 
 from assets.batch import BatchCheck, batch_metadata, check_specs, run_checks, work_batch
+from assets.company_records import parse_downloaded
+from assets.keys import DISCOVERED_ENTITIES, RAW_SI_DOCUMENTS
+from assets.partitions import register_court_partitions_def, report_documents
+from orchestration.court_state import SI_RECORDS
 from orchestration.stages.discovery import DiscoveryStage
 from resources.database import DatabaseResource
 from resources.discovery import SearchPolicyResource
 from resources.documents import DocumentStoreResource
 from resources.job_queue import JobQueueResource
 from resources.register import RegisterResource
-
-DISCOVERED_ENTITIES = dg.AssetKey("discovered_entities")
-RAW_SI_DOCUMENTS = dg.AssetKey("raw_si_documents")
 
 DISCOVERY_CHECKS = [
     BatchCheck(
@@ -35,7 +36,11 @@ DISCOVERY_CHECKS = [
             deps=[DISCOVERED_ENTITIES],
             group_name="register",
             kinds={"xml"},
-            description="Their SI documents (XJustiz XML) as downloaded, content-addressed (content.raw_documents).",
+            # A run reports the court partitions whose companies it touched.
+            partitions_def=register_court_partitions_def,
+            skippable=True,
+            description="Their SI documents (XJustiz XML) as downloaded, content-addressed (content.raw_documents), "
+            "by register court; a partition's data version is the fingerprint of its companies' current documents.",
         ),
     ],
     check_specs=check_specs(DISCOVERY_CHECKS, DISCOVERED_ENTITIES),
@@ -62,8 +67,12 @@ def basic_discovery(
         asset_key=DISCOVERED_ENTITIES,
         metadata=batch_metadata(report, {"register": register.register_kind}),
     )
-    yield dg.MaterializeResult(
-        asset_key=RAW_SI_DOCUMENTS,
-        metadata={"si_downloaded": report.totals["si_downloaded"], "si_fresh": report.totals["si_fresh"]},
+    yield from report_documents(
+        engine,
+        RAW_SI_DOCUMENTS,
+        SI_RECORDS,
+        report.entity_ids,
+        {"run_si_downloaded": report.totals["si_downloaded"], "run_si_fresh": report.totals["si_fresh"]},
     )
     yield from run_checks(engine, DISCOVERY_CHECKS, report, DISCOVERED_ENTITIES)
+    yield from parse_downloaded(context, engine, documents.get_store(), report.entity_ids)

@@ -7,15 +7,23 @@ the Backfills page, and a parser change is one backfill over them.
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
-from dagster._core.definitions.data_version import CODE_VERSION_TAG
+from dagster._core.definitions.data_version import (
+    CODE_VERSION_TAG,
+    DATA_VERSION_IS_USER_PROVIDED_TAG,
+    DATA_VERSION_TAG,
+    get_input_data_version_tag,
+    get_input_event_pointer_tag,
+)
 from sqlalchemy.engine import Engine
 
 from assets.batch import BatchCheck, run_checks, work_batch
 from assets.retries import retried_before_claim
+from orchestration.court_state import CourtStateQueries, court_states, courts_of_entities, document_fingerprints
 from orchestration.courts import CourtSummary, register_courts, run_by_court
 from orchestration.reparse import ReparseCourt, reparse_court
 from orchestration.worker import BatchAborted, BatchReport, Stage
@@ -49,33 +57,118 @@ def court_metadata(summary: CourtSummary, extra: dict[str, Any] | None = None) -
     }
 
 
-def court_materialization(
-    asset_key: dg.AssetKey, summary: CourtSummary, *, code_version: str | None = None, **extra: Any
-) -> dg.AssetMaterialization:
-    """The materialization of one court partition (never one per entity: each event costs ~10 ms).
+@dataclass(frozen=True)
+class ParsedCourts:
+    """A court-partitioned asset read from the court partitions of the documents it parses."""
 
-    The code version tag is the one Dagster's own materializations carry: a partition whose newest
-    materialization names another version shows as unsynced.
-    """
+    asset_key: dg.AssetKey
+    documents_key: dg.AssetKey
+    code_version: str
+    queries: CourtStateQueries
+
+
+def data_version_tags(data_version: str) -> dict[str, str]:
+    return {DATA_VERSION_TAG: data_version, DATA_VERSION_IS_USER_PROVIDED_TAG: "true"}
+
+
+def documents_materialization(
+    documents_key: dg.AssetKey, court: str, fingerprint: str, metadata: dict[str, Any]
+) -> dg.AssetMaterialization:
+    """A court partition of stored documents, with the fingerprint of its documents as data version."""
     return dg.AssetMaterialization(
-        asset_key=asset_key,
-        partition=summary.court,
-        metadata=court_metadata(summary, extra),
-        tags={CODE_VERSION_TAG: code_version} if code_version else None,
+        asset_key=documents_key, partition=court, metadata=metadata, tags=data_version_tags(fingerprint)
     )
+
+
+def report_documents(
+    engine: Engine,
+    documents_key: dg.AssetKey,
+    queries: CourtStateQueries,
+    entity_ids: Sequence[str],
+    metadata: dict[str, Any],
+) -> Iterator[dg.AssetMaterialization]:
+    """The document partitions of the courts whose companies a download run touched."""
+    with engine.connect() as conn:
+        fingerprints = document_fingerprints(conn, queries, courts_of_entities(conn, entity_ids))
+    courts = register_courts()
+    for court, fingerprint in fingerprints.items():
+        if court in courts:
+            yield documents_materialization(documents_key, court, fingerprint, metadata)
+
+
+def _latest_documents(context: dg.AssetExecutionContext, key: dg.AssetKey, courts: set[str]) -> dict[str, tuple]:
+    """Per court, the storage id and data version of the newest materialization of its documents."""
+    if not courts:
+        return {}
+    storage_ids = context.instance.get_latest_storage_id_by_partition(
+        key, dg.DagsterEventType.ASSET_MATERIALIZATION, courts
+    )
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=key, storage_ids=list(storage_ids.values())), limit=len(storage_ids)
+    ).records
+    versions = {record.storage_id: (record.event_log_entry.tags or {}).get(DATA_VERSION_TAG) for record in records}
+    return {court: (storage_id, versions.get(storage_id)) for court, storage_id in storage_ids.items()}
+
+
+def court_events(
+    context: dg.AssetExecutionContext,
+    engine: Engine,
+    parsed: ParsedCourts,
+    summaries: Sequence[CourtSummary],
+    extra: dict[str, dict[str, Any]] | None = None,
+) -> Iterator[dg.AssetMaterialization | dg.AssetObservation]:
+    """What a run tells Dagster about the courts it worked (never one event per entity: each costs ~10 ms).
+
+    A court is materialized, with the current code version, only when every company filed there
+    is now parsed by that version: a run that parsed some companies of a court leaves it unsynced
+    while others are not, and says so in an observation. The materialization names the court's
+    documents as its input (their fingerprint and newest event), so that a document stored later
+    makes the court unsynced again, and its newest records as its data version.
+    """
+    courts = [summary.court for summary in summaries]
+    with engine.connect() as conn:
+        states = court_states(conn, parsed.queries, courts, parsed.code_version)
+    current = [court for court in courts if states[court].current]
+    latest = _latest_documents(context, parsed.documents_key, set(current))
+    # Documents stored by a download run that has not reported them yet: their partition says so
+    # now, so that the run reporting them later finds the same fingerprint and changes nothing.
+    for court in current:
+        if latest.get(court, (None, None))[1] != states[court].documents:
+            yield documents_materialization(
+                parsed.documents_key, court, states[court].documents, {"reported_before_their_download_run": True}
+            )
+    latest = _latest_documents(context, parsed.documents_key, set(current))
+    for summary in summaries:
+        state = states[summary.court]
+        metadata = court_metadata(summary, {**(extra or {}).get(summary.court, {}), "unfinished": state.unfinished})
+        if not state.current:
+            context.log.info(f"court {summary.court}: {state.unfinished} companies not yet parsed by this version")
+            yield dg.AssetObservation(asset_key=parsed.asset_key, partition=summary.court, metadata=metadata)
+            continue
+        storage_id, _ = latest[summary.court]
+        yield dg.AssetMaterialization(
+            asset_key=parsed.asset_key,
+            partition=summary.court,
+            metadata=metadata,
+            tags={
+                CODE_VERSION_TAG: parsed.code_version,
+                **data_version_tags(state.records),
+                get_input_data_version_tag(parsed.documents_key): state.documents,
+                get_input_event_pointer_tag(parsed.documents_key): str(storage_id),
+            },
+        )
 
 
 def reparse_courts(
     context: dg.AssetExecutionContext,
     engine: Engine,
     stage: Stage,
-    asset_key: dg.AssetKey,
-    code_version: str,
+    parsed: ParsedCourts,
     checks: Sequence[BatchCheck],
     *,
     written: str,
     reparse: ReparseCourt = reparse_court,
-) -> Generator[dg.AssetMaterialization | dg.AssetCheckResult, None, BatchReport]:
+) -> Generator[dg.AssetMaterialization | dg.AssetObservation | dg.AssetCheckResult, None, BatchReport]:
     """A backfill run: redo each of its courts with the current code, one materialization per court.
 
     A court with a failed job is not materialized, and the run fails once every court is done, so
@@ -95,7 +188,7 @@ def reparse_courts(
                     stage,
                     run_id,
                     court,
-                    parser_version=code_version,
+                    parser_version=parsed.code_version,
                     batch_size=job_type.batch_size,
                     lease_seconds=job_type.lease_seconds,
                 )
@@ -110,15 +203,13 @@ def reparse_courts(
             if summary.failed:
                 failed.append(summary)
             else:
-                yield court_materialization(
-                    asset_key,
-                    summary,
-                    code_version=code_version,
-                    parser_version=code_version,
-                    held_by_other_workers=result.held_elsewhere,
-                    seconds=round(result.report.seconds, 2),
-                )
-    yield from run_checks(engine, checks, touched, asset_key)
+                extra = {
+                    "parser_version": parsed.code_version,
+                    "held_by_other_workers": result.held_elsewhere,
+                    "seconds": round(result.report.seconds, 2),
+                }
+                yield from court_events(context, engine, parsed, [summary], {court: extra})
+    yield from run_checks(engine, checks, touched, parsed.asset_key)
     if failed:
         raise dg.Failure(
             description=f"{len(failed)} of {len(context.partition_keys)} courts have failed jobs: "
@@ -133,24 +224,28 @@ def work_queue_by_court(
     context: dg.AssetExecutionContext,
     engine: Engine,
     stage: Stage,
-    asset_key: dg.AssetKey,
-    code_version: str | None,
+    parsed: ParsedCourts,
     checks: Sequence[BatchCheck],
     *,
     written: str,
-    max_batches: int,
-) -> Generator[dg.AssetMaterialization | dg.AssetCheckResult, None, BatchReport]:
-    """A run without a partition (the sensor's): batches of due jobs, then one materialization per
-    court that a completed job touched, so each partition's status stays true. Returns the batches'
-    report."""
-    report = work_batch(context, engine, stage, max_batches=max_batches)
+    max_batches: int = 0,
+    report: BatchReport | None = None,
+) -> Generator[dg.AssetMaterialization | dg.AssetObservation | dg.AssetCheckResult, None, BatchReport]:
+    """A run without a partition (the sensor's): up to ``max_batches`` batches of due jobs (or the
+    ``report`` of jobs the run has worked already), then the events of every court a job touched
+    (court_events), so each partition's status stays true. Returns the batches' report."""
+    if report is None:
+        report = work_batch(context, engine, stage, max_batches=max_batches)
     with engine.connect() as conn:
         summaries = run_by_court(conn, context.run.run_id, stage.job_type, written)
     courts = register_courts()
+    worked = []
     for summary in sorted(summaries.values(), key=lambda s: s.court):
-        if summary.court not in courts:
+        if summary.court in courts:
+            worked.append(summary)
+        else:
             context.log.warning(f"{summary.completed} jobs of court {summary.court!r}, which is no register court")
-        elif summary.completed:
-            yield court_materialization(asset_key, summary, code_version=code_version, parser_version=code_version)
-    yield from run_checks(engine, checks, report, asset_key)
+    extra = {summary.court: {"parser_version": parsed.code_version} for summary in worked}
+    yield from court_events(context, engine, parsed, worked, extra)
+    yield from run_checks(engine, checks, report, parsed.asset_key)
     return report

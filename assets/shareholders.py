@@ -6,10 +6,18 @@ import functools
 import dagster as dg
 
 from assets.batch import BatchCheck, batch_metadata, check_specs, work_batch
-from assets.partitions import register_court_partitions_def, reparse_courts, work_queue_by_court
+from assets.keys import COMPANY_RECORDS
+from assets.partitions import (
+    ParsedCourts,
+    register_court_partitions_def,
+    reparse_courts,
+    report_documents,
+    work_queue_by_court,
+)
+from orchestration.court_state import SHAREHOLDER_RECORDS
 from orchestration.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
+from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.shareholders.store import load_shareholders, review_summary
-from orchestration.shareholders.version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import ShareholderParsingStage
 from resources.database import DatabaseResource
@@ -21,6 +29,12 @@ from resources.shareholders import ShareholderExtractorResource
 SHAREHOLDER_LIST_DOCUMENTS = dg.AssetKey("shareholder_list_documents")
 SHAREHOLDERS = dg.AssetKey("shareholders")
 OWNERSHIP_GRAPH = dg.AssetKey("ownership_graph")
+
+
+def parsed_shareholders() -> ParsedCourts:
+    """shareholders as read by the reader version of this code."""
+    return ParsedCourts(SHAREHOLDERS, SHAREHOLDER_LIST_DOCUMENTS, SHAREHOLDER_READER_VERSION, SHAREHOLDER_RECORDS)
+
 
 reread_lists = functools.partial(reparse_court, redo=SHAREHOLDER_LIST_REREAD)
 
@@ -58,11 +72,14 @@ SHAREHOLDER_CHECKS = [
 
 @dg.asset(
     key=SHAREHOLDER_LIST_DOCUMENTS,
-    deps=[dg.AssetKey("company_records")],
+    deps=[COMPANY_RECORDS],
+    partitions_def=register_court_partitions_def,
+    output_required=False,  # materialized per court partition by the asset itself
     group_name="shareholders",
     kinds={"pdf"},
     description="Shareholder lists (Gesellschafterliste) downloaded from the DK tree, content-addressed "
-    "(content.raw_documents); each run works one batch of due shareholder_download jobs.",
+    "(content.raw_documents), by register court; each run works one batch of due shareholder_download "
+    "jobs. A partition's data version is the fingerprint of its companies' newest lists.",
 )
 def shareholder_list_documents(
     context: dg.AssetExecutionContext,
@@ -70,10 +87,17 @@ def shareholder_list_documents(
     documents: DocumentStoreResource,
     register: RegisterResource,
     job_queue: JobQueueResource,
-) -> dg.MaterializeResult:
+):
+    engine = database.get_engine()
     stage = ShareholderDownloadStage(register.get_client, documents.get_store())
-    report = work_batch(context, database.get_engine(), stage, max_batches=job_queue.max_batches_per_run)
-    return dg.MaterializeResult(metadata=batch_metadata(report, {"register": register.register_kind}))
+    report = work_batch(context, engine, stage, max_batches=job_queue.max_batches_per_run)
+    yield from report_documents(
+        engine,
+        SHAREHOLDER_LIST_DOCUMENTS,
+        SHAREHOLDER_RECORDS,
+        report.entity_ids,
+        batch_metadata(report, {"register": register.register_kind}),
+    )
 
 
 def build_shareholders_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDefinition:
@@ -106,8 +130,7 @@ def build_shareholders_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDef
                 context,
                 engine,
                 stage,
-                SHAREHOLDERS,
-                SHAREHOLDER_READER_VERSION,
+                parsed_shareholders(),
                 SHAREHOLDER_CHECKS,
                 written="new_list",
                 reparse=reread_lists,
@@ -117,8 +140,7 @@ def build_shareholders_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDef
                 context,
                 engine,
                 stage,
-                SHAREHOLDERS,
-                SHAREHOLDER_READER_VERSION,
+                parsed_shareholders(),
                 SHAREHOLDER_CHECKS,
                 written="new_list",
                 max_batches=job_queue.max_batches_per_run,
@@ -141,6 +163,8 @@ def build_shareholders_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDef
 @dg.asset(
     key=OWNERSHIP_GRAPH,
     deps=[SHAREHOLDERS],
+    # Rebuilt once the shareholder runs in progress are done, whenever a court of shareholders changed.
+    automation_condition=dg.AutomationCondition.eager(),
     io_manager_key="ownership_graph_io_manager",
     group_name="shareholders",
     kinds={"pandas"},
@@ -159,3 +183,12 @@ def ownership_graph(database: DatabaseResource) -> dg.Output:
             "preview": dg.MetadataValue.md(frame.head(20).to_markdown() if len(frame) else "(empty)"),
         },
     )
+
+
+ownership_graph_sensor = dg.AutomationConditionSensorDefinition(
+    "ownership_graph_sensor",
+    target=[OWNERSHIP_GRAPH],
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+    description="Requests a run of ownership_graph after shareholder runs changed its input.",
+)

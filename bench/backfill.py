@@ -27,12 +27,20 @@ The benchmark launches at LAUNCH_PHASE of the cycle (by the backfill daemon's he
 it writes as each look begins): 0.5 by default, the mean wait of a click at a random moment;
 BENCH_LAUNCH_PHASE=0 measures the longest wait.
 
+People during a backfill: with the sample register running, searches are made one after another
+(each opens its first SEARCH_OPENS results), timed from the search row until the search is
+completed and the companies it opened are parsed: IDLE_SEARCHES before the first backfill
+(interactive_no_backfill_p50_s), and as many as fit while the first backfill runs
+(interactive_during_backfill_p50_s, _p95_s, interactive_during_backfill_searches).
+
 Last line: one JSON object with entities, wall_s (both backfills), runs_launched (Dagster runs
 of both), entities_per_s, parser_only_per_s, ratio, revisions_written_noop,
 revisions_written_changed, expected_changed, peak_rss_mb (the largest of this process, the
 webserver, the daemon and every run worker), run_workers, dagster_backfill_id (of the second),
 partitions, backfill_status, launch_phase, and runs_ratio: the ratio over the time from the first
-run's start to the last run's end, which leaves out the waits for the daemon's looks.
+run's start to the last run's end, which leaves out the waits for the daemon's looks;
+fixed_cost_s (the larger of the two backfills' launch to first run start plus last run end to
+completion) beside daemon_interval_s; and the interactive_* figures above.
 
     .venv/bin/python -m bench.backfill                       # 100,000 entities, 2 run workers
     BENCH_ENTITIES=10000 BENCH_RUN_WORKERS=1 .venv/bin/python -m bench.backfill
@@ -54,6 +62,7 @@ import yaml
 from dagster._daemon.controller import DEFAULT_DAEMON_INTERVAL_SECONDS
 
 from bench.common import bench_database, free_port, iter_cloned_documents, load_entities, log, peak_rss_mb
+from bench.latency import p50_p95, search_to_parsed_s
 from orchestration import devstack, queue
 from orchestration.backfills import backfill_status, launch_backfill, webserver_graphql
 from orchestration.courts import register_courts
@@ -73,6 +82,10 @@ CHANGED_EVERY = 10
 OLD_VERSION = f"{PARSER_VERSION}-bench-old"
 CHANGED_VERSION = f"{PARSER_VERSION}-bench-changed"
 LOCATION_MODULE = "bench.backfill_location"
+IDLE_SEARCHES = int(os.environ.get("BENCH_IDLE_SEARCHES", "5"))
+SEARCH_OPENS = 3
+# Searches go round these keywords, so that they list different companies of the sample register.
+KEYWORDS = ("GmbH", "Bau GmbH", "Werft", "Muster", "KG", "Handel", "Service", "Immobilien")
 
 
 def renaming_parse_si(data: bytes, **options):
@@ -144,6 +157,7 @@ class Bench:
         self.url_text = url.render_as_string(hide_password=False)
         self.data_dir = data_dir
         self.engine = create_app_engine(url)
+        self.searches = 0
         self.workspace = data_dir / "workspace.yaml"
         self.workspace.write_text(
             yaml.safe_dump(
@@ -217,23 +231,37 @@ class Bench:
             raise RuntimeError(f"the parser loop read {documents} documents, expected {ENTITIES}")
         return documents / seconds
 
-    def backfill(self, parser: str, parser_version: str, settings: Settings) -> dict:
-        """Deploy ``parser``, launch the backfill of every court as the UI does, wait for its end."""
+    def search(self) -> float:
+        self.searches += 1
+        seconds = search_to_parsed_s(self.engine, KEYWORDS[self.searches % len(KEYWORDS)], SEARCH_OPENS)
+        log(f"search {self.searches}: parsed after {seconds:.1f}s")
+        return seconds
+
+    def backfill(self, parser: str, parser_version: str, settings: Settings, *, people: bool = False) -> dict:
+        """Deploy ``parser``, launch the backfill of every court as the UI does, wait for its end;
+        with ``people``, time searches before it and while it runs."""
         os.environ["BENCH_PARSER"] = parser
         stack = devstack.prepare(settings)
         log_dir = self.data_dir / f"logs-{parser}"
         revisions_before = self.revisions()
+        idle, during = [], []
         try:
+            devstack.start_sample_register(stack, log_dir)
             devstack.start_dagster(stack, log_dir=log_dir, workspace=self.workspace)
             url = stack.webserver_url
             wait_for_location(url)
+            if people:
+                idle = [self.search() for _ in range(IDLE_SEARCHES)]
             wait_for_launch_moment(url, LAUNCH_PHASE)
             started = time.perf_counter()
             backfill_id = launch_backfill(
                 url, ["company_records"], list(register_courts()), title=f"bench: re-parse with parser {parser_version}"
             )
             while not (status := backfill_status(url, backfill_id)).finished:
-                time.sleep(0.5)
+                if people:
+                    during.append(self.search())
+                else:
+                    time.sleep(0.5)
             seconds = time.perf_counter() - started
         finally:
             devstack.stop(stack)
@@ -264,6 +292,10 @@ class Bench:
         return {
             "seconds": seconds,
             "runs_seconds": status.last_run_ended_at - status.first_run_started_at,
+            "fixed_seconds": (status.first_run_started_at - status.started_at)
+            + (status.ended_at - status.last_run_ended_at),
+            "idle": idle,
+            "during": during,
             "written": written,
             "runs": status.runs,
             "id": backfill_id,
@@ -322,6 +354,9 @@ def main() -> None:
             "HREG_DATA_DIR": str(data_dir),
             "HREG_WEBSERVER_PORT": str(free_port()),
             "HREG_MAX_CONCURRENT_RUNS": str(RUN_WORKERS),
+            "HREG_REGISTER": "sample",
+            "HREG_SAMPLE_REGISTER_PORT": str(free_port()),
+            "HREG_SEARCH_OPENS": f"first:{SEARCH_OPENS}",
         }
     )
     get_settings.cache_clear()
@@ -332,7 +367,7 @@ def main() -> None:
     log(f"parser alone: {parser_only_per_s:.0f} documents/s in one process")
 
     with TreeMemory() as memory:
-        noop = bench.backfill("current", PARSER_VERSION, settings)
+        noop = bench.backfill("current", PARSER_VERSION, settings, people=True)
         changed = bench.backfill("renaming", CHANGED_VERSION, settings)
     wall_s = noop["seconds"] + changed["seconds"]
     entities_per_s = 2 * ENTITIES / wall_s
@@ -343,6 +378,8 @@ def main() -> None:
         f"largest process {tree_peak_mb} MB ({tree_peak_process})"
     )
     bench.engine.dispose()
+    idle_p50, _ = p50_p95(noop["idle"])
+    during_p50, during_p95 = p50_p95(noop["during"]) if noop["during"] else (None, None)
     print(
         json.dumps(
             {
@@ -364,6 +401,12 @@ def main() -> None:
                 "partitions": changed["partitions"],
                 "backfill_status": changed["status"],
                 "launch_phase": LAUNCH_PHASE,
+                "fixed_cost_s": round(max(noop["fixed_seconds"], changed["fixed_seconds"]), 1),
+                "daemon_interval_s": DEFAULT_DAEMON_INTERVAL_SECONDS,
+                "interactive_no_backfill_p50_s": round(idle_p50, 2),
+                "interactive_during_backfill_p50_s": during_p50 and round(during_p50, 2),
+                "interactive_during_backfill_p95_s": during_p95 and round(during_p95, 2),
+                "interactive_during_backfill_searches": len(noop["during"]),
             }
         ),
         flush=True,

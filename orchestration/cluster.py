@@ -98,15 +98,19 @@ class PostgresServer:
         self._run("-m", "fast", "-w", "restart")
 
 
-def postgres_server(data_dir: Path, port: int) -> PostgresServer:
-    """The server of ``data_dir``, initialised on first use (scram-sha-256 over TCP)."""
+def postgres_base(data_dir: Path) -> Path:
+    """Where the PostgreSQL server of ``data_dir`` keeps its files."""
     if os.geteuid() == 0:
         # The postgres user cannot enter root's private directories (pytest's, a home): its files
         # go to a directory of its own in the temp dir, named after the data dir.
-        digest = hashlib.sha256(str(data_dir).encode()).hexdigest()[:12]
-        base = Path(tempfile.gettempdir()) / f"hreg-cluster-pg-{digest}"
-    else:
-        base = data_dir / "postgres-server"
+        digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:12]
+        return Path(tempfile.gettempdir()) / f"hreg-cluster-pg-{digest}"
+    return data_dir / "postgres-server"
+
+
+def postgres_server(data_dir: Path, port: int) -> PostgresServer:
+    """The server of ``data_dir``, initialised on first use (scram-sha-256 over TCP)."""
+    base = postgres_base(data_dir)
     password_file = data_dir / "postgres-password"
     if not password_file.exists():
         password_file.write_text(secrets.token_urlsafe(24))

@@ -9,6 +9,13 @@ from sqlalchemy.engine import URL
 
 from orchestration.settings import Settings
 
+BACKFILL_TAG = "dagster/backfill"
+
+
+def backfill_run_slots(settings: Settings) -> int:
+    """Run slots backfill runs may take at once: all but the people's, and one at least."""
+    return max(1, settings.max_concurrent_runs - settings.people_run_slots)
+
 
 def instance_config(dagster_url: URL, settings: Settings) -> dict:
     return {
@@ -20,6 +27,9 @@ def instance_config(dagster_url: URL, settings: Settings) -> dict:
                 "max_concurrent_runs": settings.max_concurrent_runs,
                 # The default of 5 s adds seconds to every run start.
                 "dequeue_interval_seconds": 1,
+                # Every run of a backfill carries dagster/backfill: together they leave
+                # people_run_slots free (one run slot at least stays theirs to use).
+                "tag_concurrency_limits": [{"key": BACKFILL_TAG, "limit": backfill_run_slots(settings)}],
             },
         },
         # Marks runs whose process died as failed; their jobs go back through the lease reaper.

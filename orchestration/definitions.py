@@ -15,7 +15,12 @@ import dagster as dg
 from assets.company_records import build_company_records_asset
 from assets.discovery import basic_discovery
 from assets.partitions import court_backfill_policy
-from assets.shareholders import build_shareholders_asset, ownership_graph, shareholder_list_documents
+from assets.shareholders import (
+    build_shareholders_asset,
+    ownership_graph,
+    ownership_graph_sensor,
+    shareholder_list_documents,
+)
 from orchestration.settings import Settings
 from resources.database import DatabaseResource
 from resources.discovery import SearchPolicyResource
@@ -25,7 +30,13 @@ from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
 from sensors.announcements import register_announcements_job, register_announcements_schedule
 from sensors.automation import automation_sensors
-from sensors.jobs import build_job_sensor, job_archive_sensor, lease_reaper_sensor
+from sensors.jobs import (
+    build_job_sensor,
+    canceled_run_jobs_sensor,
+    failed_run_jobs_sensor,
+    job_archive_sensor,
+    lease_reaper_sensor,
+)
 
 # How often each job type's sensor polls: discovery is what a user waits for.
 SENSOR_INTERVAL_SECONDS = {
@@ -91,7 +102,15 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
         executor=executor,
         jobs=[*jobs.values(), register_announcements_job],
         schedules=[register_announcements_schedule],
-        sensors=[*sensors, lease_reaper_sensor, job_archive_sensor, *automation_sensors],
+        sensors=[
+            *sensors,
+            lease_reaper_sensor,
+            failed_run_jobs_sensor,
+            canceled_run_jobs_sensor,
+            job_archive_sensor,
+            ownership_graph_sensor,
+            *automation_sensors,
+        ],
         resources=build_resources(settings),
     )
 

@@ -232,6 +232,24 @@ def fail(conn: sa.Connection, worker_id: str, failures: Iterable[tuple[str, JobE
     return report(conn, worker_id, failures)
 
 
+def claim_interactive_for_entities(
+    conn: sa.Connection, job_type: str, entity_ids: Sequence[str], worker_id: str, lease_seconds: int
+) -> list[ClaimedJob]:
+    """Claim the due interactive ``job_type`` jobs of ``entity_ids``."""
+    rows = conn.execute(
+        QUERIES["claim_interactive_for_entities"],
+        {"entity_ids": list(entity_ids), "job_type": job_type, "worker_id": worker_id, "lease_seconds": lease_seconds},
+    )
+    return [ClaimedJob._make(row) for row in rows]
+
+
+def release_run_jobs(conn: sa.Connection, run_id: str, run_status: str) -> list[str]:
+    """Fail the running jobs that run ``run_id`` holds, as the lease reaper would; they are retried."""
+    return [
+        str(row.id) for row in conn.execute(QUERIES["release_run_jobs"], {"run_id": run_id, "run_status": run_status})
+    ]
+
+
 def reap_expired(conn: sa.Connection, limit: int = 10_000) -> list[str]:
     """Fail running jobs whose lease expired (failure class lease_expired); they are retried."""
     return [str(row.id) for row in conn.execute(QUERIES["reap_expired"], {"limit": limit})]

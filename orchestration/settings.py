@@ -101,6 +101,11 @@ class Settings(BaseSettings):
         4, description="Runs of one job type queued or running at once at most; its sensor requests no more."
     )
     max_concurrent_runs: int = Field(4, description="Runs the Dagster run queue starts at once.")
+    people_run_slots: int = Field(
+        1,
+        ge=0,
+        description="Run slots that backfill runs never take, so that a person's run starts while a backfill runs.",
+    )
     webserver_port: int = Field(3000, description="Port of the Dagster webserver started by `hreg dev`.")
     job_archive_after_days: float = Field(
         7.0, gt=0, description="Completed jobs move to processing.job_archive this many days after completion."

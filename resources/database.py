@@ -9,7 +9,7 @@ import dagster as dg
 from pydantic import Field
 from sqlalchemy.engine import Engine
 
-from orchestration.db.engine import embedded_url, engine_for
+from orchestration.db.engine import embedded_url, engine_for, refuse_embedded_in_cluster
 from orchestration.settings import Settings
 
 
@@ -32,7 +32,9 @@ class DatabaseResource(dg.ConfigurableResource):
     def from_settings(cls, settings: Settings) -> DatabaseResource:
         """The settings' database. A URL that came from HREG_DATABASE_URL (which `hreg dev` sets for
         Dagster's processes) stays an ``EnvVar``, so the UI shows where it comes from and never its
-        password."""
+        password. A process of the cluster without a URL refuses to load rather than start an
+        embedded server no other host sees."""
+        refuse_embedded_in_cluster(settings)
         from_environment = bool(settings.database_url) and settings.database_url == os.environ.get("HREG_DATABASE_URL")
         return cls(
             url=dg.EnvVar("HREG_DATABASE_URL") if from_environment else settings.database_url,

@@ -27,7 +27,7 @@ from lxml import etree
 
 from orchestration.xjustiz import codes
 from orchestration.xjustiz.company_record import Address, CompanyRecord, Entry, Money, Officer
-from orchestration.xjustiz.values import XJUSTIZ_NS
+from orchestration.xjustiz.xml_values import XJUSTIZ_NS
 
 SUPPORTED_WRITE_VERSIONS = ("1.x", "3.3.1", "3.5.1")
 LEGACY_VERSION = "1.20.0"

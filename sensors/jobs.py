@@ -25,6 +25,10 @@ IN_FLIGHT = [
     dg.DagsterRunStatus.STARTED,
 ]
 JOB_TYPE_TAG = "hreg/job_type"
+# The run queue starts runs of higher priority first (Dagster's default is 0, which background
+# runs and backfill runs keep): a person's batch goes ahead of them.
+PRIORITY_TAG = "dagster/priority"
+RUN_PRIORITY = {"interactive": "10", "background": "0"}
 
 
 def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefinition:
@@ -65,7 +69,12 @@ def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefi
         return [
             dg.RunRequest(
                 run_key=key,
-                tags={JOB_TYPE_TAG: job_type, BATCH_HEAD_TAG: run_keys[key].start.to_text(), **retry_tags(row)},
+                tags={
+                    JOB_TYPE_TAG: job_type,
+                    BATCH_HEAD_TAG: run_keys[key].start.to_text(),
+                    PRIORITY_TAG: RUN_PRIORITY[run_keys[key].priority],
+                    **retry_tags(row),
+                },
             )
             for key in new_keys
         ]
@@ -88,6 +97,37 @@ def lease_reaper_sensor(context: dg.SensorEvaluationContext, database: DatabaseR
     if reaped:
         context.log.warning(f"reaped {len(reaped)} jobs with expired leases: {reaped[:20]}")
     return dg.SkipReason(f"reaped {len(reaped)} expired leases")
+
+
+def _release_jobs_of(context: dg.RunStatusSensorContext, database: DatabaseResource) -> None:
+    run = context.dagster_run
+    with database.get_engine().begin() as conn:
+        released = queue.release_run_jobs(conn, run.run_id, run.status.value)
+    if released:
+        context.log.warning(f"run {run.run_id} ended {run.status.value}: released {len(released)} jobs {released[:20]}")
+
+
+@dg.run_failure_sensor(
+    name="failed_run_jobs_sensor",
+    monitor_all_code_locations=False,
+    minimum_interval_seconds=5,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Gives back the jobs a failed run still held (failure class lease_expired, so the database "
+    "retries them): with run monitoring, a run whose process died is marked failed within a minute.",
+)
+def failed_run_jobs_sensor(context: dg.RunFailureSensorContext, database: DatabaseResource):
+    _release_jobs_of(context, database)
+
+
+@dg.run_status_sensor(
+    name="canceled_run_jobs_sensor",
+    run_status=dg.DagsterRunStatus.CANCELED,
+    minimum_interval_seconds=5,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Gives back the jobs a canceled run still held, as failed_run_jobs_sensor does for failed runs.",
+)
+def canceled_run_jobs_sensor(context: dg.RunStatusSensorContext, database: DatabaseResource):
+    _release_jobs_of(context, database)
 
 
 @dg.sensor(

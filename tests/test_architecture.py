@@ -12,8 +12,9 @@ PRODUCT = ("orchestration", "assets", "resources", "sensors")
 DAGSTER_SIDE = ("dagster", "assets", "resources", "sensors")
 # Where the sample world comes back in: the command that serves it imports it where it runs.
 SAMPLE_WORLD_ENTRANCES = {("orchestration/cli/register.py", "sample_register")}
-# The one core module that assembles the code location from the Dagster side.
-DAGSTER_ASSEMBLY = {"orchestration/definitions.py"}
+# The core modules that assemble Dagster: the code location from the Dagster side, and the Celery
+# app of dagster-celery that a worker host runs.
+DAGSTER_ASSEMBLY = {"orchestration/definitions.py", "orchestration/celery_app.py"}
 
 
 def imports(path: Path) -> list[tuple[str, str | None]]:
@@ -42,7 +43,9 @@ def modules(*packages: str) -> list[Path]:
 
 
 def top_level(module: str) -> str:
-    return module.split(".")[0]
+    """The package a module belongs to; Dagster's integrations (dagster_celery, …) are Dagster."""
+    package = module.split(".")[0]
+    return "dagster" if package.startswith("dagster_") else package
 
 
 def test_the_product_imports_the_sample_world_only_in_the_command_that_serves_it():
@@ -70,8 +73,8 @@ def test_the_core_never_imports_dagster_or_the_dagster_side():
         if top_level(module) in DAGSTER_SIDE
     ]
     assert strays == []
-    assembled = {top_level(module) for path in DAGSTER_ASSEMBLY for module, _ in imports(REPO_ROOT / path)}
-    assert assembled >= set(DAGSTER_SIDE)
+    definitions = {top_level(module) for module, _ in imports(REPO_ROOT / "orchestration/definitions.py")}
+    assert definitions >= set(DAGSTER_SIDE)
 
 
 def test_neither_the_product_nor_the_sample_world_imports_tests_or_benchmarks():

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 import sqlalchemy as sa
 from alembic import command
 
@@ -24,6 +25,19 @@ def test_a_cluster_process_without_a_database_url_refuses_to_start_an_embedded_s
     done = subprocess.run([str(HREG), "status"], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
     assert "HREG_DATABASE_URL is empty" in done.stderr
+    assert not (tmp_path / "postgres").exists()
+
+
+@pytest.mark.parametrize("process", ["code location", "Celery worker"])
+def test_a_cluster_process_without_a_database_url_refuses_to_load(process, tmp_path):
+    program = {
+        "code location": "from orchestration.definitions import build_definitions; build_definitions()",
+        "Celery worker": "import orchestration.celery_app",
+    }[process]
+    env = {**os.environ, "HREG_CLUSTER": "1", "HREG_DATABASE_URL": "", "HREG_DATA_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert "NoDatabaseServer: HREG_CLUSTER is set but HREG_DATABASE_URL is empty" in done.stderr
     assert not (tmp_path / "postgres").exists()
 
 

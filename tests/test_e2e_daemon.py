@@ -7,9 +7,13 @@ asset graph and the completed runs (headless Chromium driven by Playwright).
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import uuid
 
+import dagster as dg
+import httpx
 import pytest
 import sqlalchemy as sa
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
@@ -23,6 +27,30 @@ from process_helpers import free_port, wait_until
 pytestmark = pytest.mark.slow
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+STALENESS = """
+query Staleness($partitions: [String!]) {
+  assetNodes(assetKeys: [{path: ["company_records"]}]) {
+    staleStatusByPartition(partitions: $partitions)
+    staleCausesByPartition(partitions: $partitions) { category reason }
+  }
+}
+"""
+RUNS_IN_FLIGHT = """
+query { runsOrError(filter: {statuses: [QUEUED, NOT_STARTED, STARTING, STARTED, CANCELING]}) {
+  ... on Runs { results { runId jobName } } } }
+"""
+OWNERSHIP_GRAPH = """
+query { assetOrError(assetKey: {path: ["ownership_graph"]}) { ... on Asset {
+  assetMaterializations(limit: 1) { runId metadataEntries { label ... on IntMetadataEntry { intValue } } } } } }
+"""
+
+
+def graphql(stack: devstack.Stack, query: str, **variables) -> dict:
+    response = httpx.post(f"{stack.webserver_url}/graphql", json={"query": query, "variables": variables}, timeout=60)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert "errors" not in body, body["errors"]
+    return body["data"]
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +142,95 @@ def test_search_to_parsed_entities_and_shareholders_through_the_daemon(stack):
         return count if status == "completed" else 0
 
     assert wait_until(shareholder_rows, 180, "shareholder rows of the requested GmbH") > 0
+    engine.dispose()
+
+
+def test_after_the_search_every_parsed_court_is_current_and_the_ownership_graph_follows(stack):
+    engine = sa.create_engine(stack.app_url)
+    with engine.connect() as conn:
+        courts = sorted(
+            conn.execute(
+                sa.text("SELECT DISTINCT left(court_code, 5) FROM content.entities WHERE processing_status = 'parsed'")
+            ).scalars()
+        )
+    engine.dispose()
+    assert courts
+    # Once the runs the search caused have finished (the shareholder runs included):
+    wait_until(lambda: not graphql(stack, RUNS_IN_FLIGHT)["runsOrError"]["results"], 300, "the runs to finish")
+    (node,) = graphql(stack, STALENESS, partitions=courts)["assetNodes"]
+    assert node["staleStatusByPartition"] == ["FRESH"] * len(courts)
+    assert node["staleCausesByPartition"] == [[]] * len(courts)
+
+    # The automation condition rebuilds the ownership graph from the shareholders read.
+    def ownership_graph_rows():
+        materializations = graphql(stack, OWNERSHIP_GRAPH)["assetOrError"]["assetMaterializations"]
+        rows = (
+            {e["label"]: e.get("intValue") for e in materializations[0]["metadataEntries"]} if materializations else {}
+        )
+        return rows if rows.get("rows") else None
+
+    rows = wait_until(ownership_graph_rows, 240, "ownership_graph to be rebuilt by its automation sensor")
+    assert rows["companies"] == 1  # the one GmbH whose shareholders were requested
+
+
+def run_process_id(stack: devstack.Stack, run_id: str) -> int:
+    """The process of a run: its steps run in it (in-process executor) and their events carry its pid."""
+    with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
+        started = instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_START)
+    assert started, f"run {run_id} has not started its step"
+    return started[0].pid
+
+
+def test_a_killed_run_gives_its_job_back_through_the_failure_path(stack):
+    """kill -9 of a run's process while it waits for the register: the code server marks the run
+    failed, the run-status sensor fails its job as lease_expired, and the database retries it."""
+    engine = sa.create_engine(stack.app_url)
+    register = stack.processes["sample-register"]
+    with engine.begin() as conn:
+        entity = conn.execute(
+            sa.text("SELECT id FROM content.entities WHERE processing_status = 'discovered' LIMIT 1")
+        ).scalar_one()
+    os.kill(register.pid, signal.SIGSTOP)  # the register stops answering: the run waits for it
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("SELECT processing.open_entity(:e)"), {"e": entity})
+
+        def held_job():
+            with engine.connect() as conn:
+                return conn.execute(
+                    sa.text("""SELECT id, worker_id FROM processing.processing_jobs
+                                WHERE entity_id = :e AND type = 'basic_discovery' AND status = 'running'"""),
+                    {"e": entity},
+                ).first()
+
+        job = wait_until(held_job, 120, "a discovery run to claim the opened entity's job")
+        wait_until(lambda: run_process_id(stack, job.worker_id), 60, "the run to start its step")
+        os.kill(run_process_id(stack, job.worker_id), signal.SIGKILL)
+
+        def released():
+            with engine.connect() as conn:
+                return conn.execute(
+                    sa.text("""SELECT status, error_type, error_message FROM processing.job_step_history
+                                WHERE job_id = :j AND status = 'failed' ORDER BY id LIMIT 1"""),
+                    {"j": job.id},
+                ).first()
+
+        step = wait_until(released, 120, "the killed run's job to be released")
+    finally:
+        os.kill(register.pid, signal.SIGCONT)
+    assert step.error_type == "lease_expired"
+    assert f"held by run {job.worker_id}" in step.error_message  # the run-status sensor, not the reaper
+
+    def parsed():
+        with engine.connect() as conn:
+            return (
+                conn.execute(
+                    sa.text("SELECT processing_status FROM content.entities WHERE id = :e"), {"e": entity}
+                ).scalar_one()
+                == "parsed"
+            )
+
+    wait_until(parsed, 180, "the retried job to fetch and parse the company")
     engine.dispose()
 
 

@@ -20,7 +20,7 @@ from orchestration import queue
 from orchestration.definitions import build_definitions
 from orchestration.documents import DocumentStore
 from orchestration.reparse import ReparseScope, enqueue_reparse
-from orchestration.shareholders.version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
+from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION, parse_si
@@ -87,8 +87,14 @@ def court_metadata(result: dg.ExecuteInProcessResult) -> dict[str, dict]:
     """Court partition -> the metadata of its materialization in the run."""
     return {
         m.partition: {key: value.value for key, value in m.metadata.items()}
-        for m in result.asset_materializations_for_node("company_records")
+        for m in materializations_of(result, "company_records")
     }
+
+
+def materializations_of(result: dg.ExecuteInProcessResult, asset: str) -> list[dg.AssetMaterialization]:
+    """The run's materializations of ``asset`` (a run reports the partitions of its input documents too,
+    when no download run has reported them)."""
+    return [m for m in result.asset_materializations_for_node(asset) if m.asset_key == dg.AssetKey(asset)]
 
 
 def revisions(engine) -> list[sa.Row]:
@@ -431,17 +437,17 @@ def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engin
         return result
 
     first = run()  # the sensor's run: the upload's job, reported for Munich's partition
-    (materialization,) = first.asset_materializations_for_node("shareholders")
+    (materialization,) = materializations_of(first, "shareholders")
     assert (materialization.partition, materialization.metadata["revisions_written"].value) == ("D2601", 1)
 
     unchanged = run(partition_key="D2601")  # the same reader has read every list of the court
-    (materialization,) = unchanged.asset_materializations_for_node("shareholders")
+    (materialization,) = materializations_of(unchanged, "shareholders")
     assert materialization.metadata["records"].value == 0
 
     next_version = f"{SHAREHOLDER_READER_VERSION}-next"
     monkeypatch.setattr(assets.shareholders, "SHAREHOLDER_READER_VERSION", next_version)
     reread = run(partition_key="D2601")
-    (materialization,) = reread.asset_materializations_for_node("shareholders")
+    (materialization,) = materializations_of(reread, "shareholders")
     metadata = {key: value.value for key, value in materialization.metadata.items()}
     assert (metadata["records"], metadata["revisions_written"], metadata["parser_version"]) == (1, 0, next_version)
     with engine.connect() as conn:
@@ -458,5 +464,5 @@ def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engin
     assert jobs[1].raw_document_id == document_id and jobs[1].previous_job_id is not None
     assert lists == 1
     again = run(partition_key="D2601")
-    (materialization,) = again.asset_materializations_for_node("shareholders")
+    (materialization,) = materializations_of(again, "shareholders")
     assert materialization.metadata["records"].value == 0

@@ -22,7 +22,13 @@ import httpx
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
-from dagster._core.definitions.data_version import CODE_VERSION_TAG
+from dagster._core.definitions.data_version import (
+    CODE_VERSION_TAG,
+    DATA_VERSION_TAG,
+    NULL_EVENT_POINTER,
+    get_input_data_version_tag,
+    get_input_event_pointer_tag,
+)
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
 
@@ -113,6 +119,17 @@ query Materialization($path: [String!]!, $partition: String!) {
   } }
 }
 """
+STALENESS = """
+query Staleness($path: [String!]!, $partitions: [String!]) {
+  assetNodes(assetKeys: [{path: $path}]) {
+    staleStatusByPartition(partitions: $partitions)
+    staleCausesByPartition(partitions: $partitions) { category reason }
+  }
+}
+"""
+RUN_STATUS = """
+query Run($runId: ID!) { runOrError(runId: $runId) { ... on Run { status } } }
+"""
 LOCATION_STATUS = """
 query { workspaceOrError { ... on Workspace { locationEntries { name loadStatus
   locationOrLoadError { __typename ... on PythonError { message } } } } } }
@@ -164,10 +181,17 @@ def stack(server_url, template_url, tmp_path_factory, samples_dir):
         assert run_batch(engine, XmlParsingStage(store), "old-parser").completed == 9
         # Deploying the current code: the migration writes its parser version to the job types.
         stack = devstack.prepare(settings)
+        raw_si_documents = dg.AssetKey("raw_si_documents")
         with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
             for court in COURTS:  # what the old code location's runs recorded
+                tags = {
+                    CODE_VERSION_TAG: OLD_VERSION,
+                    DATA_VERSION_TAG: f"{court}-parsed-by-{OLD_VERSION}",
+                    get_input_data_version_tag(raw_si_documents): "before-partitioned-documents",
+                    get_input_event_pointer_tag(raw_si_documents): NULL_EVENT_POINTER,
+                }
                 instance.report_runless_asset_event(
-                    dg.AssetMaterialization(COMPANY_RECORDS_PATH, partition=court, tags={CODE_VERSION_TAG: OLD_VERSION})
+                    dg.AssetMaterialization(COMPANY_RECORDS_PATH, partition=court, tags=tags)
                 )
         log_dir = data_dir / "logs"
         try:
@@ -229,28 +253,76 @@ def partition_metadata(stack: devstack.Stack, court: str) -> dict:
     return {e["label"]: e.get("intValue", e.get("text")) for e in materialization["metadataEntries"]}
 
 
+def staleness(stack: devstack.Stack, courts: list[str]) -> dict[str, tuple[str, list[dict]]]:
+    """Court -> its stale status and causes, as the asset's page shows them."""
+    (node,) = graphql(stack, STALENESS, path=COMPANY_RECORDS_PATH, partitions=courts)["assetNodes"]
+    return dict(
+        zip(courts, zip(node["staleStatusByPartition"], node["staleCausesByPartition"], strict=True), strict=True)
+    )
+
+
 def revision_count(engine) -> int:
     with engine.connect() as conn:
         return conn.execute(sa.text("SELECT count(*) FROM content.entity_revisions")).scalar_one()
 
 
 @pytest.fixture(scope="module")
-def all_courts_backfill(stack) -> dict:
-    """The backfill a person launches after a parser change: every court partition."""
-    stack, engine, _ = stack
+def all_courts_backfill(stack, samples_dir) -> dict:
+    """After a parser change, one company of Munich is opened and parsed by a sensor's run; then
+    the backfill a person launches: every court partition."""
+    stack, engine, store = stack
     old_jobs = {job.entity_id: job.id for job in job_rows(engine, "xml_parsing")}
-    revisions_before = revision_count(engine)
     (node,) = graphql(stack, ASSET_NODE, path=COMPANY_RECORDS_PATH, partition="D2601")["assetNodes"]
     (dimension,) = node["partitionKeysByDimension"]
-    backfill_id = launch_backfill(stack, dimension["partitionKeys"])
+    courts = dimension["partitionKeys"]
+    after_bump = staleness(stack, courts)
+
+    newcomer = add_entity_with_si(
+        engine, store, sample_si_files(samples_dir)[10].read_bytes(), number="650", court_code="D2601"
+    )
+    (job,) = wait_until(
+        lambda: [
+            j for j in job_rows(engine, "xml_parsing") if str(j.entity_id) == newcomer and j.status == "completed"
+        ],
+        300,
+        "a sensor's run to parse the new Munich company",
+    )
+    wait_until(
+        lambda: graphql(stack, RUN_STATUS, runId=job.worker_id)["runOrError"]["status"] == "SUCCESS",
+        120,
+        "the sensor's run to finish",
+    )
+    after_sensor_run = staleness(stack, ["D2601"])["D2601"]
+
+    revisions_before = revision_count(engine)
+    backfill_id = launch_backfill(stack, courts)
     backfill = finished_backfill(stack, backfill_id)
     return {
         "id": backfill_id,
         "backfill": backfill,
         "node_before": node,
+        "after_bump": after_bump,
+        "after_sensor_run": after_sensor_run,
+        "after_backfill": staleness(stack, courts),
         "old_jobs": old_jobs,
         "revisions_before": revisions_before,
     }
+
+
+def test_a_court_is_unsynced_while_any_of_its_companies_waits_for_the_new_parser(all_courts_backfill):
+    code_cause = {"category": "CODE", "reason": "has a new code version"}
+    after_bump = all_courts_backfill["after_bump"]
+    # Every court with records names the old version, and only that: no dependency cause.
+    assert {court: status for court, (status, _) in after_bump.items() if status != "MISSING"} == dict.fromkeys(
+        COURTS, "STALE"
+    )
+    assert all(causes == [code_cause] for court, (_, causes) in after_bump.items() if court in COURTS)
+    # A sensor's run parsed one Munich company with the new version; two others still wait for it.
+    assert all_courts_backfill["after_sensor_run"] == ("STALE", [code_cause])
+    # The backfill brought every company of every court to the new version: nothing is left to do.
+    after_backfill = all_courts_backfill["after_backfill"]
+    assert {status for status, _ in after_backfill.values()} == {"FRESH"}
+    assert not [court for court, (_, causes) in after_backfill.items() if causes]
 
 
 def test_a_parser_change_is_a_backfill_over_every_court_in_two_runs_per_run_worker(stack, all_courts_backfill):

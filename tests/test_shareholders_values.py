@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pytest
 
+from orchestration.shareholders.cell_values import amounts_in, currency_in, percentages_in, running_numbers_in
 from orchestration.shareholders.columns import Role, roles
 from orchestration.shareholders.firms import firm_name, is_organisation, register_of, seat_of
-from orchestration.shareholders.values import amounts_in, currency_in, percentages_in, running_numbers_in
 
 
 @pytest.mark.parametrize(

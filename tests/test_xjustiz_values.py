@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from orchestration.xjustiz.values import child_text, children, clean, code_and_label, descend, first_of, text_of
+from orchestration.xjustiz.xml_values import child_text, children, clean, code_and_label, descend, first_of, text_of
 
 NS = "{http://www.xjustiz.de}"
 DOCUMENT = b"""<tns:beteiligung xmlns:tns="http://www.xjustiz.de">

@@ -9,8 +9,8 @@ import click
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.settings import get_settings
+from orchestration.shareholders.cell_values import parse_amount
 from orchestration.shareholders.parse import METHODS, parse_shareholder_list
-from orchestration.shareholders.values import parse_amount
 
 
 @click.group()

@@ -96,8 +96,8 @@ def current_revision(engine: Engine) -> str | None:
 
 def code_parser_versions() -> tuple[tuple[str, str], ...]:
     """(job type, version) of the parsers in this code, which processing.job_types must name."""
-    from orchestration.shareholders.version import PARSER_VERSION as READER_VERSION
-    from orchestration.xjustiz.version import PARSER_VERSION
+    from orchestration.shareholders.reader_version import PARSER_VERSION as READER_VERSION
+    from orchestration.xjustiz.parser_version import PARSER_VERSION
 
     return (("xml_parsing", PARSER_VERSION), ("shareholder_parsing", READER_VERSION))
 

@@ -17,11 +17,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 from orchestration.failures import FailureClass, JobError
-from orchestration.shareholders.columns import Role
-from orchestration.shareholders.firms import firm_name, is_organisation, register_of, seat_of
-from orchestration.shareholders.shareholder_list import ExtractedList, LowConfidenceCell, Share, Shareholder
-from orchestration.shareholders.tables import Table, TableLine, join_lines
-from orchestration.shareholders.values import (
+from orchestration.shareholders.cell_values import (
     amounts_in,
     birth_date_in,
     currency_in,
@@ -29,6 +25,10 @@ from orchestration.shareholders.values import (
     running_numbers_in,
     without_money,
 )
+from orchestration.shareholders.columns import Role
+from orchestration.shareholders.firms import firm_name, is_organisation, register_of, seat_of
+from orchestration.shareholders.shareholder_list import ExtractedList, LowConfidenceCell, Share, Shareholder
+from orchestration.shareholders.tables import Table, TableLine, join_lines
 
 SAME_HOLDER = 0.85
 

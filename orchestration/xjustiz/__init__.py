@@ -12,7 +12,7 @@ from orchestration.xjustiz.company_record import (
     Source,
 )
 from orchestration.xjustiz.parser import parse_si
-from orchestration.xjustiz.version import PARSER_VERSION
+from orchestration.xjustiz.parser_version import PARSER_VERSION
 from orchestration.xjustiz.xsd import validate_xsd
 
 __all__ = [

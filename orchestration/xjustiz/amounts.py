@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from orchestration.xjustiz.values import child_text, children, descend
+from orchestration.xjustiz.xml_values import child_text, children, descend
 
 MoneyReader = Callable[[etree._Element], dict | None]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from orchestration.xjustiz.values import child_text, clean, code_and_label, descend, iso_date, optional_int
+from orchestration.xjustiz.xml_values import child_text, clean, code_and_label, descend, iso_date, optional_int
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from orchestration.xjustiz.participants import (
     read_participants,
 )
 from orchestration.xjustiz.record import Generation
-from orchestration.xjustiz.values import (
+from orchestration.xjustiz.xml_values import (
     XJUSTIZ_NS,
     child_text,
     clean,

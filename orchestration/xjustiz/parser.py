@@ -23,7 +23,7 @@ from orchestration.xjustiz import parse_v1, parse_v3
 from orchestration.xjustiz.company_record import CompanyRecord
 from orchestration.xjustiz.record import read_record
 from orchestration.xjustiz.safe_xml import parse_xml
-from orchestration.xjustiz.values import XJUSTIZ_NS, children, element_path
+from orchestration.xjustiz.xml_values import XJUSTIZ_NS, children, element_path
 
 LEGACY_ROOT = f"{{{XJUSTIZ_NS}}}XJustiz_Daten"
 SI_ROOT = f"{{{XJUSTIZ_NS}}}nachricht.reg.0400003"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from orchestration.xjustiz.values import clean, code_and_label, iso_date, structure_error
+from orchestration.xjustiz.xml_values import clean, code_and_label, iso_date, structure_error
 
 
 @dataclass(frozen=True, slots=True)

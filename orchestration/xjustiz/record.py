@@ -14,8 +14,9 @@ from lxml import etree
 from orchestration.xjustiz import codes
 from orchestration.xjustiz.amounts import AmountNames, read_capital, read_liabilities
 from orchestration.xjustiz.extract import ExtractNames, read_extract
+from orchestration.xjustiz.parser_version import PARSER_VERSION
 from orchestration.xjustiz.participants import Representation, Role, officers
-from orchestration.xjustiz.values import (
+from orchestration.xjustiz.xml_values import (
     XJUSTIZ_NS,
     child_text,
     children,
@@ -26,7 +27,6 @@ from orchestration.xjustiz.values import (
     structure_error,
     text_of,
 )
-from orchestration.xjustiz.version import PARSER_VERSION
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from lxml import etree
 
 from orchestration.failures import JobError
 from orchestration.xjustiz.safe_xml import parse_xml
-from orchestration.xjustiz.values import XJUSTIZ_NS
+from orchestration.xjustiz.xml_values import XJUSTIZ_NS
 
 XSD_DIR_ENV = "HREG_XJUSTIZ_XSD_DIR"
 PACKAGED_XSD_DIR = Path(__file__).parent / "xsd"

@@ -67,6 +67,19 @@ WITH picked AS (
 )
 {mark_claimed}
 
+-- name: claim_interactive_for_entities
+-- Claim the due interactive jobs of :job_type for :entity_ids.
+-- The parses of the documents a person's discovery run has just stored, which that run then works itself.
+WITH picked AS (
+    SELECT j.id
+      FROM processing.due_jobs j
+     WHERE j.entity_id = ANY (CAST(:entity_ids AS uuid[]))
+       AND j.type = :job_type
+       AND j.priority = 'interactive'
+       FOR UPDATE OF j SKIP LOCKED
+)
+{mark_claimed}
+
 -- name: count_due
 -- How many jobs of :job_type a worker may claim now.
 SELECT count(*) FROM processing.due_jobs j WHERE j.type = :job_type
@@ -111,31 +124,46 @@ UPDATE processing.processing_jobs j
  WHERE j.id = r.id AND j.status = 'running' AND j.worker_id = :worker_id
 RETURNING j.id::text
 
--- name: reap_expired
--- Fail up to :limit running jobs whose lease expired (failure class lease_expired), so that the database re-queues them.
--- The re-check of status and lease in the outer WHERE runs on the locked, current row: a job
--- that completed while the reaper looked at it is left alone.
-WITH expired AS (
-    SELECT id FROM processing.processing_jobs
-     WHERE status = 'running' AND lease_until < now()
-     ORDER BY lease_until
-     LIMIT :limit
-       FOR UPDATE SKIP LOCKED
-)
+-- name: fail_lost_as_lease_expired
+-- The end of reap_expired and release_run_jobs: fail the running jobs of a CTE "lost" (id, worker_id, lease_until, message, source) as lease_expired, so that the database re-queues them.
+-- The re-check in the WHERE runs on the locked, current row: a job that completed, or whose lease
+-- was extended or taken over, while it was looked at is left alone.
 UPDATE processing.processing_jobs j
    SET status = 'failed',
        failure_class = 'lease_expired',
        completed_at = now(),
        updated_at = now(),
        result = jsonb_build_object('error', jsonb_build_object(
-           'type', 'lease_expired',
-           'message', format('lease expired at %s while held by %s; the worker crashed or was cancelled',
-                             j.lease_until, coalesce(j.worker_id, 'nobody')),
-           'source', 'lease_reaper',
-           'code', NULL))
-  FROM expired
- WHERE j.id = expired.id AND j.status = 'running' AND j.lease_until < now()
+           'type', 'lease_expired', 'message', lost.message, 'source', lost.source, 'code', NULL))
+  FROM lost
+ WHERE j.id = lost.id AND j.status = 'running'
+   AND j.worker_id IS NOT DISTINCT FROM lost.worker_id AND j.lease_until IS NOT DISTINCT FROM lost.lease_until
 RETURNING j.id
+
+-- name: reap_expired
+-- Fail up to :limit running jobs whose lease expired (failure class lease_expired), so that the database re-queues them.
+WITH lost AS (
+    SELECT id, worker_id, lease_until, 'lease_reaper' AS source,
+           format('lease expired at %s while held by %s; the worker crashed or was cancelled',
+                  lease_until, coalesce(worker_id, 'nobody')) AS message
+      FROM processing.processing_jobs
+     WHERE status = 'running' AND lease_until < now()
+     ORDER BY lease_until
+     LIMIT :limit
+       FOR UPDATE SKIP LOCKED
+)
+{fail_lost_as_lease_expired}
+
+-- name: release_run_jobs
+-- Fail the running jobs that the Dagster run :run_id still held when it ended as :run_status, as the lease reaper would, without waiting for their leases to run out.
+WITH lost AS (
+    SELECT id, worker_id, lease_until, 'run_status_sensor' AS source,
+           format('held by run %s, which ended %s before reporting it', worker_id, CAST(:run_status AS text)) AS message
+      FROM processing.processing_jobs
+     WHERE status = 'running' AND worker_id = :run_id
+       FOR UPDATE SKIP LOCKED
+)
+{fail_lost_as_lease_expired}
 
 -- name: job_types
 -- The settings of every job type (retries, backoff, lease, batch size, parser version, background slots), by stage.

@@ -1,0 +1,162 @@
+"""The multi-host layout's throughput against the single machine's, and the object store's read cost.
+
+1. N xml_parsing jobs through the cluster layout (`orchestration.cluster`: PostgreSQL over TCP,
+   Redis, moto's S3, a code server, the daemon, Celery workers) with one worker, then with two.
+2. N more through the embedded single-machine layout (`hreg dev`'s daemon, in-process runs), in
+   the same run.
+3. Reads of one real scanned shareholder list from the S3 store and from a local directory.
+
+Last line: one JSON object with cluster_1_worker_jobs_per_s, cluster_2_workers_jobs_per_s,
+single_machine_jobs_per_s, ratio (cluster with one worker / single machine), workers_seen,
+store_read_ms_p50 and local_read_ms_p50.
+
+    .venv/bin/python -m bench.cluster             # N=2000
+    BENCH_JOBS=500 .venv/bin/python -m bench.cluster
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from bench.common import bench_database, cloned_documents, free_port, load_entities, log
+from orchestration import cluster, devstack
+from orchestration.db.engine import create_app_engine
+from orchestration.documents import DocumentStore
+from orchestration.object_store import open_object_store
+from orchestration.settings import Settings
+
+JOBS = int(os.environ.get("BENCH_JOBS", "2000"))
+READS = int(os.environ.get("BENCH_READS", "200"))
+SAMPLE_LIST = Path(__file__).resolve().parents[2] / "shared" / "samples" / "gesellschafterliste" / "HRB_70597.pdf"
+
+
+def jobs_per_s(engine: sa.Engine, store: DocumentStore, documents) -> float:
+    """Load ``documents`` as xml_parsing jobs and time the running layout until all are done."""
+    entity_ids = load_entities(engine, store, documents)
+    started = time.monotonic()
+    while True:
+        with engine.connect() as conn:
+            done = conn.execute(
+                sa.text("""SELECT count(*) FROM processing.processing_jobs
+                            WHERE type = 'xml_parsing' AND status IN ('completed', 'failed')
+                              AND entity_id = ANY(CAST(:ids AS uuid[]))"""),
+                {"ids": entity_ids},
+            ).scalar_one()
+        if done >= len(entity_ids):
+            return len(entity_ids) / (time.monotonic() - started)
+        if time.monotonic() - started > 1800:
+            raise TimeoutError(f"only {done} of {len(entity_ids)} jobs done after 1800 s")
+        time.sleep(0.5)
+
+
+def workers_seen(url: str) -> list[str]:
+    engine = sa.create_engine(sa.make_url(url).set(database="hreg_dagster"))
+    try:
+        with engine.connect() as conn:
+            events = conn.execute(sa.text("SELECT event FROM event_logs WHERE event LIKE '%in celery worker%'"))
+            names = set()
+            for (event,) in events:
+                entries = json.loads(event)["dagster_event"]["event_specific_data"]["metadata_entries"]
+                names |= {e["entry_data"]["text"].split("@")[0] for e in entries if e["label"] == "Celery worker"}
+    finally:
+        engine.dispose()
+    return sorted(names)
+
+
+def through_cluster(workers: int, documents) -> tuple[float, list[str], float]:
+    """jobs/s with ``workers`` Celery workers, the workers that ran steps, and the S3 read p50 (ms)."""
+    data_dir = Path(tempfile.mkdtemp(prefix=f"hreg-bench-cluster-{workers}-"))
+    log(f"starting the cluster layout with {workers} worker(s)…")
+    running = cluster.start(data_dir, workers, "sample")
+    try:
+        url = running.env["HREG_DATABASE_URL"]
+        engine = create_app_engine(url)
+        saved = dict(os.environ)
+        os.environ.update(running.env)  # boto3's AWS_* for the store of this process
+        try:
+            store = DocumentStore(running.env["HREG_DOCUMENT_STORE"])
+            time.sleep(10)  # the daemon's first ticks are start-up, not throughput
+            log(f"cluster, {workers} worker(s): {len(documents)} jobs…")
+            rate = jobs_per_s(engine, store, documents)
+            read_ms = read_p50_ms(running.env["HREG_DOCUMENT_STORE"])
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+            engine.dispose()
+        seen = workers_seen(url)
+        log(f"cluster, {workers} worker(s): {rate:.1f} jobs/s, steps on {seen}")
+        return rate, seen, read_ms
+    finally:
+        cluster.stop(running)
+
+
+def through_single_machine(documents) -> float:
+    url = bench_database("hreg_bench_cluster_single")
+    data_dir = Path(tempfile.mkdtemp(prefix="hreg-bench-single-"))
+    os.environ.update(
+        {
+            "HREG_DATABASE_URL": url.render_as_string(hide_password=False),
+            "HREG_DATA_DIR": str(data_dir),
+            "HREG_SAMPLE_REGISTER_PORT": str(free_port()),
+        }
+    )
+    settings = Settings()
+    engine = create_app_engine(url)
+    stack = devstack.prepare(settings)
+    try:
+        devstack.start_sample_register(stack, data_dir / "logs")
+        devstack.start_dagster(stack, webserver=False, log_dir=data_dir / "logs")
+        time.sleep(10)
+        log(f"single machine: {len(documents)} jobs…")
+        rate = jobs_per_s(engine, DocumentStore(settings.documents_dir), documents)
+    finally:
+        devstack.stop(stack)
+        engine.dispose()
+    log(f"single machine: {rate:.1f} jobs/s")
+    return rate
+
+
+def read_p50_ms(location: str) -> float:
+    objects = open_object_store(location)
+    content = SAMPLE_LIST.read_bytes()
+    objects.put("bench/list.pdf", content)
+    timings = []
+    for _ in range(READS):
+        started = time.perf_counter()
+        assert objects.get("bench/list.pdf") == content
+        timings.append((time.perf_counter() - started) * 1000)
+    return statistics.median(timings)
+
+
+def main() -> None:
+    log(f"generating {3 * JOBS} SI documents…")
+    documents = cloned_documents(3 * JOBS)
+    one_worker, _, store_read_ms = through_cluster(1, documents[:JOBS])
+    two_workers, seen, _ = through_cluster(2, documents[JOBS : 2 * JOBS])
+    single = through_single_machine(documents[2 * JOBS :])
+    local_read_ms = read_p50_ms(Path(tempfile.mkdtemp(prefix="hreg-bench-local-")).as_uri())
+    print(
+        json.dumps(
+            {
+                "jobs": JOBS,
+                "cluster_1_worker_jobs_per_s": round(one_worker, 1),
+                "cluster_2_workers_jobs_per_s": round(two_workers, 1),
+                "single_machine_jobs_per_s": round(single, 1),
+                "ratio": round(one_worker / single, 3),
+                "workers_seen": seen,
+                "store_read_ms_p50": round(store_read_ms, 2),
+                "local_read_ms_p50": round(local_read_ms, 3),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
