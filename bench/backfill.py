@@ -69,7 +69,7 @@ from orchestration.courts import register_courts
 from orchestration.db.engine import create_app_engine
 from orchestration.documents import INLINE_LIMIT_BYTES, DocumentStore
 from orchestration.periodic import Periodic
-from orchestration.settings import Settings, get_settings
+from orchestration.settings import Settings
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batches
 from orchestration.xjustiz import PARSER_VERSION, parse_si
@@ -179,14 +179,14 @@ class Bench:
         with self.engine.connect() as conn:
             return conn.execute(sa.text("SELECT count(*) FROM content.entity_revisions")).scalar_one()
 
-    def set_up(self) -> None:
+    def set_up(self, settings: Settings) -> None:
         started = time.perf_counter()
         with self.engine.begin() as conn:  # the documents are parsed by an older parser version
             conn.execute(
                 sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
                 {"v": OLD_VERSION},
             )
-        store = DocumentStore(get_settings().documents_dir)
+        store = DocumentStore(settings.documents_dir)
         loaded = load_entities(
             self.engine, store, iter_cloned_documents(ENTITIES, max_bytes=INLINE_LIMIT_BYTES, spread_over_courts=True)
         )
@@ -194,7 +194,7 @@ class Bench:
         started = time.perf_counter()
         with ProcessPoolExecutor(SET_UP_WORKERS, mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = [
-                pool.submit(set_up_run, self.url_text, str(get_settings().documents_dir), f"set-up-{k}")
+                pool.submit(set_up_run, self.url_text, str(settings.documents_dir), f"set-up-{k}")
                 for k in range(SET_UP_WORKERS)
             ]
             completed = sum(future.result() for future in futures)
@@ -359,10 +359,9 @@ def main() -> None:
             "HREG_SEARCH_OPENS": f"first:{SEARCH_OPENS}",
         }
     )
-    get_settings.cache_clear()
     settings = Settings()
     bench = Bench(url, data_dir)
-    bench.set_up()
+    bench.set_up(settings)
     parser_only_per_s = bench.parser_only_per_s()
     log(f"parser alone: {parser_only_per_s:.0f} documents/s in one process")
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -95,6 +96,7 @@ def through_cluster(workers: int, documents) -> tuple[float, list[str], float]:
         return rate, seen, read_ms
     finally:
         cluster.stop(running)
+        shutil.rmtree(cluster.postgres_base(data_dir), ignore_errors=True)
 
 
 def through_single_machine(documents) -> float:

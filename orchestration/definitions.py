@@ -28,6 +28,7 @@ from resources.documents import DocumentStoreResource, ownership_graph_io_manage
 from resources.job_queue import JobQueueResource
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
+from resources.webhooks import WebhookResource
 from sensors.announcements import register_announcements_job, register_announcements_schedule
 from sensors.automation import automation_sensors
 from sensors.jobs import (
@@ -79,6 +80,7 @@ def build_resources(settings: Settings) -> dict[str, Any]:
         "search_policy": SearchPolicyResource.from_settings(settings),
         "job_queue": JobQueueResource.from_settings(settings),
         "shareholder_extractor": ShareholderExtractorResource.from_settings(settings),
+        "webhooks": WebhookResource.from_settings(settings),
         "ownership_graph_io_manager": ownership_graph_io_manager(settings),
     }
 

@@ -1,9 +1,12 @@
-"""All configuration in one place: environment variables with the ``HREG_`` prefix."""
+"""All configuration in one place: environment variables with the ``HREG_`` prefix.
+
+Read once where a process starts (the code location's Definitions, the CLI's entry point, a
+worker host's Celery app) and handed down; Dagster's resources carry it as their configuration.
+A new setting is a field here and, if runs need it, a field of the resource that uses it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from typing import Literal
@@ -129,12 +132,12 @@ class Settings(BaseSettings):
     @field_validator("webhook_allowed_networks")
     @classmethod
     def _networks_parse(cls, value: str) -> str:
-        _parse_networks(value)  # a typo fails at start, not at the first delivery
+        parse_networks(value)  # a typo fails at start, not at the first delivery
         return value
 
     @property
     def webhook_networks(self) -> tuple[IPv4Network | IPv6Network, ...]:
-        return _parse_networks(self.webhook_allowed_networks)
+        return parse_networks(self.webhook_allowed_networks)
 
     @property
     def llm_endpoint(self) -> LlmEndpoint | None:
@@ -187,10 +190,5 @@ class Settings(BaseSettings):
         return 60 if self.register_kind == "live" else 36000
 
 
-def _parse_networks(value: str) -> tuple[IPv4Network | IPv6Network, ...]:
+def parse_networks(value: str) -> tuple[IPv4Network | IPv6Network, ...]:
     return tuple(ip_network(part.strip()) for part in value.split(",") if part.strip())
-
-
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    return Settings()

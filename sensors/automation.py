@@ -10,6 +10,7 @@ import dagster as dg
 
 from orchestration.automation import EventCursor, evaluate_events, run_due_actions, run_scheduled_rules
 from resources.database import DatabaseResource
+from resources.webhooks import WebhookResource
 from sensors.database import skip_while_database_unavailable
 
 # A tick must finish well inside Dagster's sensor timeout (60 s by default).
@@ -26,11 +27,13 @@ DELIVERY_BUDGET_S = 20.0
     "actions of every rule: delayed actions, webhooks and their retries.",
 )
 @skip_while_database_unavailable
-def automation_event_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SensorResult:
+def automation_event_sensor(
+    context: dg.SensorEvaluationContext, database: DatabaseResource, webhooks: WebhookResource
+) -> dg.SensorResult:
     engine = database.get_engine()
     cursor = EventCursor.from_json(context.cursor) if context.cursor else None
     evaluation = evaluate_events(engine, cursor, time_budget_s=EVALUATION_BUDGET_S)
-    delivery = run_due_actions(engine, time_budget_s=DELIVERY_BUDGET_S)
+    delivery = run_due_actions(engine, allowed_networks=webhooks.networks, time_budget_s=DELIVERY_BUDGET_S)
     if cursor is None:
         context.log.info("no cursor yet, or one of an earlier format: monitoring starts from the present")
     if delivery.failed or delivery.expired:

@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from database_helpers import TEMPLATE_DB, clear_process_caches, fresh_database
+from database_helpers import TEMPLATE_DB, fresh_database
 from orchestration.db import embedded
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import upgrade
@@ -71,9 +71,7 @@ def db_url(server_url, template_url, monkeypatch, test_data_dir):
     with fresh_database(server_url) as url:
         monkeypatch.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
         monkeypatch.setenv("HREG_DATA_DIR", str(test_data_dir))
-        clear_process_caches()
         yield url
-    clear_process_caches()
 
 
 @pytest.fixture
@@ -97,7 +95,6 @@ def configured_sample_register(samples_dir, db_url, monkeypatch):
     with start_sample_register_in_thread(samples_dir=samples_dir) as server:
         monkeypatch.setenv("HREG_REGISTER", "sample")
         monkeypatch.setenv("HREG_REGISTER_URL", server.url)
-        clear_process_caches()
         yield server
 
 

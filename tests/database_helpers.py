@@ -1,4 +1,4 @@
-"""Databases for tests: fresh clones of the migrated template, and the settings to re-read."""
+"""Databases for tests: fresh clones of the migrated template."""
 
 from __future__ import annotations
 
@@ -8,14 +8,6 @@ from contextlib import contextmanager
 import sqlalchemy as sa
 
 TEMPLATE_DB = "hreg_test_template"
-
-
-def clear_process_caches() -> None:
-    """Forget the settings read from the environment, so they follow this test's (engines are
-    kept per database URL and need no reset)."""
-    from orchestration.settings import get_settings
-
-    get_settings.cache_clear()
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from orchestration.automation.monitoring_rules import RuleConfigError
 from orchestration.definitions import build_resources
 from orchestration.register import PortalClient
 from resources.database import DatabaseResource
+from resources.webhooks import WebhookResource
 from sample_register import start_sample_register_in_thread
 from sensors.announcements import register_announcements_job
 from sensors.automation import automation_event_sensor
@@ -52,7 +53,8 @@ def file_document(sample_register, company) -> str:
 
 def tick(db_url, cursor: str | None):
     database = DatabaseResource(url=db_url.render_as_string(hide_password=False))
-    return automation_event_sensor(dg.build_sensor_context(cursor=cursor, resources={"database": database}))
+    resources = {"database": database, "webhooks": WebhookResource()}
+    return automation_event_sensor(dg.build_sensor_context(cursor=cursor, resources=resources))
 
 
 def rediscovered(conn: sa.Connection) -> set:

@@ -8,7 +8,6 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from database_helpers import clear_process_caches
 from orchestration.automation import fire
 from orchestration.automation.monitoring_rules import RuleConfigError, get_rule, validate_action, validate_source
 from orchestration.cli import main
@@ -17,13 +16,11 @@ from test_automation_support import ORGANIZATION, USER, change_event, make_entit
 
 
 @pytest.fixture
-def hreg(db_url):
+def hreg(db_url, settings):
     """Runs `hreg` in this process against the test's database (HREG_DATABASE_URL)."""
-    clear_process_caches()
     runner = CliRunner()
     yield lambda *args: runner.invoke(main, list(args))
-    get_engine().dispose()
-    clear_process_caches()
+    get_engine(settings).dispose()
 
 
 def test_create_list_disable_and_log(hreg, engine):

@@ -7,8 +7,10 @@ import sqlalchemy as sa
 
 from orchestration.automation import SIGNATURE_HEADER, EventCursor, verify_signature
 from resources.database import DatabaseResource
+from resources.webhooks import WebhookResource
 from sensors.automation import automation_event_sensor, automation_schedule_sensor, automation_sensors
 from test_automation_support import (  # noqa: F401 - receiver is a fixture
+    LOOPBACK,
     add_revision,
     company_record,
     make_entity,
@@ -23,7 +25,8 @@ def database(db_url) -> DatabaseResource:
 
 
 def tick(sensor: dg.SensorDefinition, db_url, cursor: str | None = None):
-    return sensor(dg.build_sensor_context(cursor=cursor, resources={"database": database(db_url)}))
+    resources = {"database": database(db_url), "webhooks": WebhookResource(allowed_networks=LOOPBACK)}
+    return sensor(dg.build_sensor_context(cursor=cursor, resources=resources))
 
 
 def test_event_sensor_starts_from_the_present_then_fires_and_delivers(engine, db_url, receiver):

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from orchestration.automation import create_rule, watch
 from orchestration.automation.sources import Event
-from orchestration.settings import get_settings
+from orchestration.settings import parse_networks
 
 ORGANIZATION = uuid.UUID("00000000-0000-4000-8000-0000000000a1")
 OTHER_ORGANIZATION = uuid.UUID("00000000-0000-4000-8000-0000000000a2")
@@ -182,11 +182,13 @@ class WebhookReceiver:
     statuses: list[int] = field(default_factory=list)
 
 
+# The receiver listens on loopback, which webhooks reach only when allowed.
+LOOPBACK = "127.0.0.0/8, ::1/128"
+LOOPBACK_NETWORKS = parse_networks(LOOPBACK)
+
+
 @pytest.fixture
-def receiver(monkeypatch):
-    # The receiver listens on loopback, which webhooks reach only when allowed.
-    monkeypatch.setenv("HREG_WEBHOOK_ALLOWED_NETWORKS", "127.0.0.0/8, ::1/128")
-    get_settings.cache_clear()
+def receiver():
     state = WebhookReceiver(url="")
     lock = threading.Lock()
 
@@ -210,4 +212,3 @@ def receiver(monkeypatch):
     yield state
     server.shutdown()
     server.server_close()
-    get_settings.cache_clear()

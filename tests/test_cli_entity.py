@@ -27,11 +27,11 @@ REAL_SI = "BE-Berlin_Charlottenburg_HRB_248040+SI-20230514155133.xml"
 
 
 @pytest.fixture
-def hreg(db_url):
+def hreg(db_url, settings):
     """Runs `hreg` in this process against the test's database (HREG_DATABASE_URL)."""
     runner = CliRunner()
     yield lambda *args: runner.invoke(main, list(args))
-    get_engine().dispose()
+    get_engine(settings).dispose()
 
 
 @pytest.fixture

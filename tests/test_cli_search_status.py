@@ -17,11 +17,11 @@ from queue_helpers import claim_one, insert_entity, insert_search, job, search, 
 
 
 @pytest.fixture
-def hreg(db_url):
+def hreg(db_url, settings):
     """Runs `hreg` in this process against the test's database (HREG_DATABASE_URL)."""
     runner = CliRunner()
     yield lambda *args: runner.invoke(main, list(args))
-    get_engine().dispose()
+    get_engine(settings).dispose()
 
 
 def printed_ids(output: str) -> dict[str, str]:

@@ -24,7 +24,9 @@ from orchestration.devstack import group_members
 from process_helpers import wait_until
 from sample_register.corpus import load_corpus
 
-pytestmark = pytest.mark.slow
+# The first test's bound includes the cluster's start (minutes on a busy 2-core machine); every
+# wait inside has a bound of its own.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 HREG = Path(sys.executable).parent / "hreg"

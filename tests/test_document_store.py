@@ -13,7 +13,6 @@ import pytest
 import sqlalchemy as sa
 
 from assets.shareholders import ownership_graph
-from database_helpers import clear_process_caches
 from orchestration.db.migrate import upgrade
 from orchestration.definitions import build_resources
 from orchestration.documents import DocumentStore
@@ -120,7 +119,6 @@ def test_upgrade_moves_documents_stored_by_absolute_path_into_the_store(
         lost_id = conn.execute(insert, {"sha256": "00" + "0" * 62, "size": 1, "path": lost_path}).scalar()
 
     monkeypatch.setenv("HREG_DOCUMENT_STORE", f"s3://{BUCKET}/register")
-    clear_process_caches()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         upgrade(engine, Settings())

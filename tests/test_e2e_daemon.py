@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
 
-from database_helpers import clear_process_caches, fresh_database
+from database_helpers import fresh_database
 from orchestration import devstack
 from orchestration.settings import Settings
 from process_helpers import free_port, wait_until
@@ -62,7 +62,6 @@ def stack(server_url, template_url, tmp_path_factory):
         mp.setenv("HREG_REGISTER", "sample")
         mp.setenv("HREG_SAMPLE_REGISTER_PORT", str(free_port()))
         mp.setenv("HREG_WEBSERVER_PORT", str(free_port()))
-        clear_process_caches()
         settings = Settings()
         stack = devstack.prepare(settings)
         log_dir = data_dir / "logs"
@@ -74,7 +73,6 @@ def stack(server_url, template_url, tmp_path_factory):
             devstack.stop(stack)
             for log_file in sorted(log_dir.glob("*.log")):
                 print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-3000:]}")
-        clear_process_caches()
 
 
 def test_search_to_parsed_entities_and_shareholders_through_the_daemon(stack):

@@ -18,7 +18,7 @@ from orchestration.cli import main
 from orchestration.failures import FailureClass, JobError
 from orchestration.register import PortalClient, ResultRow, SearchMode, register_client_for
 from orchestration.register.results import walk_nodes
-from orchestration.settings import Settings, get_settings
+from orchestration.settings import Settings
 from orchestration.xjustiz import parse_si, validate_xsd
 from sample_register import start_sample_register_in_thread
 
@@ -261,7 +261,6 @@ def test_configured_client_takes_tokens_of_the_shared_bucket(sample_register, en
 def configured_register(sample_register, db_url, monkeypatch):
     """The settings point at the sample register and the test database."""
     monkeypatch.setenv("HREG_REGISTER_URL", sample_register.url)
-    get_settings.cache_clear()
     return sample_register
 
 

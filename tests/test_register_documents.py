@@ -17,7 +17,6 @@ from orchestration.cli import main
 from orchestration.documents import ZIP_MAX_MEMBERS, DocumentStore, unpack_zip
 from orchestration.failures import FailureClass, JobError
 from orchestration.register import Announcement, PortalClient, SearchMode
-from orchestration.settings import get_settings
 from sample_register import start_sample_register_in_thread
 from sample_register.documents import filings
 
@@ -86,9 +85,7 @@ def sample_register(samples_dir):
 @pytest.fixture
 def configured(sample_register, db_url, monkeypatch):
     monkeypatch.setenv("HREG_REGISTER_URL", sample_register.url)
-    get_settings.cache_clear()
     yield sample_register
-    get_settings.cache_clear()
 
 
 def unique(corpus, predicate):

@@ -10,11 +10,9 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 import orchestration.cli.reparse
-from database_helpers import clear_process_caches
 from orchestration.cli import main
 from orchestration.db.engine import get_engine
 from orchestration.documents import DocumentStore
-from orchestration.settings import get_settings
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION
@@ -24,20 +22,18 @@ USER = str(uuid.uuid4())
 
 
 @pytest.fixture
-def hreg(db_url, monkeypatch):
+def hreg(db_url, monkeypatch, settings):
     """Runs `hreg` in this process against the test's database, with no user in the environment."""
     monkeypatch.delenv("HREG_USER_ID", raising=False)
-    clear_process_caches()
     runner = CliRunner()
     yield lambda *args: runner.invoke(main, list(args))
-    get_engine().dispose()
-    clear_process_caches()
+    get_engine(settings).dispose()
 
 
 @pytest.fixture
-def entities(engine, samples_dir) -> list[str]:
+def entities(engine, settings, samples_dir) -> list[str]:
     """Three parsed entities, the first two found by one search; then the search id."""
-    store = DocumentStore(get_settings().documents_dir)
+    store = DocumentStore(settings.documents_dir)
     ids = [
         add_entity_with_si(engine, store, path.read_bytes(), number=str(700 + i))
         for i, path in enumerate(sample_si_files(samples_dir)[:3])

@@ -33,7 +33,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
 
 from assets.partitions import courts_per_backfill_run
-from database_helpers import clear_process_caches, fresh_database
+from database_helpers import fresh_database
 from orchestration import devstack
 from orchestration.backfills import backfill_status
 from orchestration.cli import main
@@ -167,7 +167,6 @@ def stack(server_url, template_url, tmp_path_factory, samples_dir):
         mp.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
         mp.setenv("HREG_DATA_DIR", str(data_dir))
         mp.setenv("HREG_WEBSERVER_PORT", str(free_port()))
-        clear_process_caches()
         settings = Settings()
         engine = create_app_engine(url)
         store = DocumentStore(settings.documents_dir)
@@ -203,7 +202,6 @@ def stack(server_url, template_url, tmp_path_factory, samples_dir):
             engine.dispose()
             for log_file in sorted(log_dir.glob("*.log")):
                 print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-3000:]}")
-        clear_process_caches()
 
 
 def launch_backfill(stack: devstack.Stack, partition_names: list[str]) -> str:

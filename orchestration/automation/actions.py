@@ -9,7 +9,7 @@ evaluators never run the same action, and an action whose ``expires_at`` has pas
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from time import monotonic
@@ -22,7 +22,7 @@ from orchestration import companies
 from orchestration.automation import webhooks
 from orchestration.automation.monitoring_rules import Rule, get_rule
 from orchestration.automation.tables import notifications, scheduled_action, trigger_log
-from orchestration.settings import get_settings
+from orchestration.automation.webhooks import Network
 
 RETRY_BACKOFF_BASE_S = 30
 RETRY_BACKOFF_CAP_S = 3600
@@ -224,7 +224,7 @@ def claim_due_actions(conn: sa.Connection, limit: int) -> list[sa.Row]:
     ).all()
 
 
-def _run_claimed(conn: sa.Connection, action: sa.Row) -> str:
+def _run_claimed(conn: sa.Connection, action: sa.Row, allowed_networks: Sequence[Network]) -> str:
     """Run one claimed action and record how it went; returns its status (or ``retried``)."""
     with conn.begin():
         rule = get_rule(conn, action.trigger_rule_id)
@@ -254,7 +254,7 @@ def _run_claimed(conn: sa.Connection, action: sa.Row) -> str:
                 delivery_id=str(action.id),
                 event_type=action.event.get("type", ""),
                 timeout_s=config["timeout_seconds"],
-                allowed_networks=get_settings().webhook_networks,
+                allowed_networks=allowed_networks,
             )
         except webhooks.WebhookError as exc:
             with conn.begin():
@@ -277,8 +277,15 @@ def _run_claimed(conn: sa.Connection, action: sa.Row) -> str:
     return "completed"
 
 
-def run_due_actions(engine: Engine, *, limit: int = 100, time_budget_s: float = 20.0) -> DeliverySummary:
-    """Expire overdue actions, then run due ones until ``limit`` or the time budget is used up.
+def run_due_actions(
+    engine: Engine,
+    *,
+    allowed_networks: Sequence[Network] = (),
+    limit: int = 100,
+    time_budget_s: float = 20.0,
+) -> DeliverySummary:
+    """Expire overdue actions, then run due ones until ``limit`` or the time budget is used up;
+    webhooks reach public addresses and ``allowed_networks`` (HREG_WEBHOOK_ALLOWED_NETWORKS).
 
     Actions are claimed one at a time, so that those left when the budget ends stay pending for
     the next call instead of waiting for a claim to go stale."""
@@ -294,5 +301,5 @@ def run_due_actions(engine: Engine, *, limit: int = 100, time_budget_s: float = 
                 claimed = claim_due_actions(conn, 1)
             if not claimed:
                 break
-            summary.count(_run_claimed(conn, claimed[0]))
+            summary.count(_run_claimed(conn, claimed[0], allowed_networks))
     return summary

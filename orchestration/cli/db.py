@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
+from orchestration.cli import cli_settings
 from orchestration.db import embedded
 from orchestration.db.engine import app_url, create_app_engine, ensure_database
 from orchestration.db.migrate import current_revision, upgrade
-from orchestration.settings import get_settings
 
 
 @click.group()
@@ -18,23 +18,24 @@ def db() -> None:
 @db.command("upgrade")
 def upgrade_command() -> None:
     """Create the database when needed and migrate it to the newest schema."""
-    url = app_url()
+    settings = cli_settings()
+    url = app_url(settings)
     ensure_database(url)
     engine = create_app_engine(url)
-    upgrade(engine)
+    upgrade(engine, settings)
     click.echo(f"schema at revision {current_revision(engine)} on {url.render_as_string(hide_password=True)}")
 
 
 @db.command("url")
 def url_command() -> None:
     """Print the application database URL (starting the embedded server when needed)."""
-    click.echo(app_url().render_as_string(hide_password=False))
+    click.echo(app_url(cli_settings()).render_as_string(hide_password=False))
 
 
 @db.command("stop")
 def stop_command() -> None:
     """Stop the embedded PostgreSQL server of this data dir."""
-    settings = get_settings()
+    settings = cli_settings()
     if settings.database_url:
         raise click.ClickException("HREG_DATABASE_URL is set: the server is external, not ours to stop.")
     click.echo("stopped" if embedded.stop(settings.pgdata_dir) else "not running")

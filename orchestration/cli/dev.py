@@ -9,8 +9,8 @@ import time
 import click
 
 from orchestration import devstack
+from orchestration.cli import cli_settings
 from orchestration.db import embedded
-from orchestration.settings import get_settings
 
 
 def _echo_problem(name: str, line: str) -> None:
@@ -27,7 +27,7 @@ def dev(no_webserver: bool) -> None:
     # Start-up, addresses, warnings and errors: not every migration step or readiness poll.
     for chatty in ("alembic", "httpx"):
         logging.getLogger(chatty).setLevel(logging.WARNING)
-    settings = get_settings()
+    settings = cli_settings()
     log_dir = settings.resolved_data_dir / "logs"
     click.echo(f"data dir: {settings.resolved_data_dir}")
     stack = devstack.prepare(settings)

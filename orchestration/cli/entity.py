@@ -11,8 +11,8 @@ import click
 import sqlalchemy as sa
 
 from orchestration import companies
+from orchestration.cli import cli_engine
 from orchestration.cli.status import format_table
-from orchestration.db.engine import get_engine
 
 
 @click.group()
@@ -121,7 +121,7 @@ def entity_view(conn: sa.Connection, entity_id: uuid.UUID) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def show(key: tuple[str, ...], as_json: bool) -> None:
     """The current record of an entity, its officers, current shareholders and revision history."""
-    with get_engine().connect() as conn:
+    with cli_engine().connect() as conn:
         view = entity_view(conn, _resolve(conn, key))
     if as_json:
         click.echo(json.dumps(view, default=str))
@@ -248,7 +248,7 @@ def _print(view: dict[str, Any]) -> None:
 def open_command(key: tuple[str, ...], requested_by: uuid.UUID | None) -> None:
     """Open an entity as a person does: its SI document is fetched (unless one fresh enough is
     stored) and parsed, as an interactive job served before background work."""
-    with get_engine().begin() as conn:
+    with cli_engine().begin() as conn:
         entity_id = _resolve(conn, key)
         _load(conn, entity_id)
         job_id = companies.open_entity(conn, entity_id, requested_by, "opened from the command line")

@@ -9,10 +9,9 @@ from datetime import timedelta
 import click
 
 from orchestration import queue
+from orchestration.cli import cli_engine, cli_settings
 from orchestration.cli.status import format_age, format_table
-from orchestration.db.engine import get_engine
 from orchestration.failures import FailureClass
-from orchestration.settings import get_settings
 
 
 @click.group()
@@ -29,7 +28,7 @@ def jobs() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of a table.")
 def dead_letter_command(job_type: str | None, failure_class: str | None, limit: int, as_json: bool) -> None:
     """Jobs that failed for good (a permanent class, or their last retry) and no later job took up."""
-    with get_engine().connect() as conn:
+    with cli_engine().connect() as conn:
         if job_type is not None and job_type not in queue.job_types(conn):
             raise click.BadParameter(f"unknown job type {job_type!r}", param_hint="--type")
         rows = queue.dead_letter(conn, job_type=job_type, failure_class=failure_class, limit=limit)
@@ -76,7 +75,7 @@ def retry_command(job_id: uuid.UUID, reason: str, user_id: uuid.UUID) -> None:
     if not reason.strip():
         raise click.BadParameter("a retry needs a reason a person can act on", param_hint="--reason")
     try:
-        with get_engine().begin() as conn:
+        with cli_engine().begin() as conn:
             new_id = queue.retry(conn, str(job_id), requested_by=str(user_id), reason=reason)
     except queue.RetryRefused as refused:
         raise click.ClickException(str(refused)) from None
@@ -92,9 +91,9 @@ def retry_command(job_id: uuid.UUID, reason: str, user_id: uuid.UUID) -> None:
 )
 def archive_command(older_than_days: float | None) -> None:
     """Move completed jobs past the retention period to processing.job_archive now (a sensor does it too)."""
-    settings = get_settings()
+    settings = cli_settings()
     days = settings.job_archive_after_days if older_than_days is None else older_than_days
     moved = queue.archive_all_completed(
-        get_engine(), timedelta(days=days), settings.job_archive_batch_size, max_batches=1_000_000
+        cli_engine(), timedelta(days=days), settings.job_archive_batch_size, max_batches=1_000_000
     )
     click.echo(f"archived {moved} jobs completed more than {days:g} days ago")

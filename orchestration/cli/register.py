@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from orchestration.db.engine import get_engine
+from orchestration.cli import cli_engine, cli_settings
 from orchestration.documents import is_zip, unpack_zip
 from orchestration.failures import JobError
 from orchestration.register import RegisterClient, ResultRow, SearchMode, register_client_for
@@ -20,7 +20,6 @@ from orchestration.register.results import (
     documents_with_folders,
     walk_nodes,
 )
-from orchestration.settings import get_settings
 
 
 @click.command("sample-register")
@@ -44,7 +43,7 @@ def sample_register(
     from sample_register import serve
 
     corpus = {name: value for name, value in (("seed", seed), ("generated", generated)) if value is not None}
-    serve(port or get_settings().sample_register_port, host=host, samples_dir=samples_dir, **corpus)
+    serve(port or cli_settings().sample_register_port, host=host, samples_dir=samples_dir, **corpus)
 
 
 @click.group()
@@ -53,7 +52,7 @@ def register() -> None:
 
 
 def _client():
-    return register_client_for(get_settings(), get_engine())
+    return register_client_for(cli_settings(), cli_engine())
 
 
 def _fail(exc: JobError) -> None:

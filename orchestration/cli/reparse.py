@@ -21,10 +21,9 @@ import sqlalchemy as sa
 from click.core import ParameterSource
 
 from orchestration.backfills import BackfillError, launch_backfill
+from orchestration.cli import cli_engine, cli_settings
 from orchestration.courts import register_courts, unknown_courts
-from orchestration.db.engine import get_engine
 from orchestration.reparse import ReparseScope, count_active_reparses, enqueue_reparse
-from orchestration.settings import get_settings
 from orchestration.xjustiz import PARSER_VERSION
 
 SCOPE_OPTIONS = "--all, --entity, --search, --since, --court or --stale"
@@ -118,7 +117,7 @@ def reparse(
         )
         trigger, requested_by = "manual", str(user_id)
     try:
-        with get_engine().begin() as conn:
+        with cli_engine().begin() as conn:
             already_active = count_active_reparses(conn, scope, parser_version=PARSER_VERSION)
             queued = enqueue_reparse(
                 conn,
@@ -142,7 +141,7 @@ def reparse(
 def _launch_backfill(
     courts: tuple[str, ...], webserver: str | None, reason: str | None, user_id: uuid.UUID | None
 ) -> None:
-    url = (webserver or f"http://127.0.0.1:{get_settings().webserver_port}").rstrip("/")
+    url = (webserver or f"http://127.0.0.1:{cli_settings().webserver_port}").rstrip("/")
     tags = {"hreg/requested_by": str(user_id)} if user_id else {}
     try:
         backfill_id = launch_backfill(

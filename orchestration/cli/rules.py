@@ -10,7 +10,7 @@ import click
 
 from orchestration import automation
 from orchestration.automation.monitoring_rules import ACTION_TYPES, FREQUENCIES, SOURCE_TYPES
-from orchestration.db.engine import get_engine
+from orchestration.cli import cli_engine
 
 
 def _json_object(_ctx: click.Context, param: click.Parameter, value: str) -> dict[str, Any]:
@@ -78,7 +78,7 @@ def create_command(
 ) -> None:
     """Create a rule called NAME; prints its id."""
     try:
-        with get_engine().begin() as conn:
+        with cli_engine().begin() as conn:
             rule = automation.create_rule(
                 conn,
                 name=name,
@@ -101,7 +101,7 @@ def create_command(
 @click.option("--organization", type=click.UUID, help="Only this organization's rules.")
 def list_command(organization: uuid.UUID | None) -> None:
     """List the rules that are not deleted."""
-    with get_engine().connect() as conn:
+    with cli_engine().connect() as conn:
         found = automation.list_rules(conn, organization)
     if not found:
         click.echo("no rules")
@@ -120,7 +120,7 @@ def list_command(organization: uuid.UUID | None) -> None:
 @click.option("--by", "updated_by", type=click.UUID, help="The user who disables it.")
 def disable_command(rule_id: int, updated_by: uuid.UUID | None) -> None:
     """Disable rule RULE_ID; its waiting actions are cancelled."""
-    with get_engine().begin() as conn:
+    with cli_engine().begin() as conn:
         if not automation.disable_rule(conn, rule_id, updated_by):
             raise click.ClickException(f"no rule {rule_id}")
     click.echo(f"rule {rule_id} disabled")
@@ -131,7 +131,7 @@ def disable_command(rule_id: int, updated_by: uuid.UUID | None) -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 def log_command(rule_id: int, limit: int) -> None:
     """The latest firings of rule RULE_ID, newest first."""
-    with get_engine().connect() as conn:
+    with cli_engine().connect() as conn:
         if automation.get_rule(conn, rule_id) is None:
             raise click.ClickException(f"no rule {rule_id}")
         firings = automation.rule_log(conn, rule_id, limit)
@@ -152,7 +152,7 @@ def watch_command(
 ) -> None:
     """Add companies (ENTITY_IDS) to ORGANIZATION's watch list."""
     try:
-        with get_engine().begin() as conn:
+        with cli_engine().begin() as conn:
             added = automation.watch(conn, organization, entity_ids, rule_id=rule_id, added_by=added_by)
     except automation.RuleConfigError as error:
         raise click.ClickException(str(error)) from None

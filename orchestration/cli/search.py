@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from click_default_group import DefaultGroup
 
 from orchestration import searches
+from orchestration.cli import cli_engine
 from orchestration.cli.status import format_table
-from orchestration.db.engine import get_engine
 
 # Searches typed on the command line belong to no application user.
 COMMAND_LINE_USER = uuid.UUID(int=0)
@@ -63,7 +63,7 @@ def new_search(
     if not query.strip():
         raise click.BadParameter("must not be blank", param_hint="QUERY")
     try:
-        with get_engine().begin() as conn:
+        with cli_engine().begin() as conn:
             search_id, job_id = searches.insert_search(
                 conn,
                 user_id=user_id,
@@ -89,7 +89,7 @@ def designation(row: sa.Row) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 def show(search_id: uuid.UUID, as_json: bool) -> None:
     """The results of search SEARCH_ID, each with its entity's status."""
-    with get_engine().connect() as conn:
+    with cli_engine().connect() as conn:
         found = searches.search(conn, search_id)
         if found is None:
             raise click.ClickException(f"there is no search {search_id}")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
+from orchestration.cli import cli_engine, cli_settings
 from orchestration.failures import FailureClass, JobError
-from orchestration.settings import get_settings
 from orchestration.shareholders.cell_values import parse_amount
 from orchestration.shareholders.parse import METHODS, parse_shareholder_list
 
@@ -49,7 +49,7 @@ def parse_command(file: Path, capital: Decimal | None, method: str) -> None:
     except OSError as error:
         raise click.ClickException(f"{FailureClass.INVALID_FILE.value}: cannot read {file}: {error.strerror}") from None
     try:
-        result = parse_shareholder_list(content, capital=capital, method=method, llm=get_settings().llm_endpoint)
+        result = parse_shareholder_list(content, capital=capital, method=method, llm=cli_settings().llm_endpoint)
     except JobError as error:
         raise click.ClickException(str(error).replace("\n", " ")) from None
     click.echo(result.model_dump_json(indent=2))
@@ -78,9 +78,8 @@ def request_command(entity, requested_by) -> None:
     import sqlalchemy as sa
 
     from orchestration import companies
-    from orchestration.db.engine import get_engine
 
-    with get_engine().begin() as conn:
+    with cli_engine().begin() as conn:
         try:
             job_id = companies.request_shareholder_research(
                 conn, str(entity), str(requested_by) if requested_by else None, "interactive"

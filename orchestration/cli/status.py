@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from orchestration import queue
-from orchestration.db.engine import get_engine
+from orchestration.cli import cli_engine
 
 
 def format_age(seconds: float) -> str:
@@ -45,7 +45,7 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 def status(as_json: bool) -> None:
     """Queue depth and oldest job age per job type and status, queued and running jobs per type and
     priority (interactive: a person waits; background), and failed jobs by failure class."""
-    with get_engine().connect() as conn:
+    with cli_engine().connect() as conn:
         depth = [{**row, "oldest_age_s": float(row["oldest_age_s"])} for row in queue.queue_status(conn)]
         by_priority = queue.queue_by_priority(conn)
         failures = queue.failures_by_class(conn)

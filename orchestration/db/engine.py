@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine, make_url
 
 from orchestration.db import embedded
-from orchestration.settings import Settings, get_settings
+from orchestration.settings import Settings
 
 
 def _psycopg2(url: str | URL) -> URL:
@@ -35,19 +35,18 @@ def refuse_embedded_in_cluster(settings: Settings) -> None:
         )
 
 
-def app_url(settings: Settings | None = None) -> URL:
+def app_url(settings: Settings) -> URL:
     """URL of the application database, starting the embedded server when no URL is set."""
-    settings = settings or get_settings()
     if settings.database_url:
         return _psycopg2(settings.database_url)
     refuse_embedded_in_cluster(settings)
     return _psycopg2(embedded.server_url(settings.pgdata_dir, embedded.APP_DATABASE))
 
 
-def dagster_url(settings: Settings | None = None) -> URL:
+def dagster_url(settings: Settings) -> URL:
     """URL of Dagster's storage: a separate database beside the application's."""
     url = app_url(settings)
-    name = embedded.DAGSTER_DATABASE if not (settings or get_settings()).database_url else f"{url.database}_dagster"
+    name = embedded.DAGSTER_DATABASE if not settings.database_url else f"{url.database}_dagster"
     return url.set(database=name)
 
 
@@ -63,32 +62,27 @@ def ensure_database(url: URL) -> None:
         admin.dispose()
 
 
-def create_app_engine(url: URL | str | None = None, *, worker_role: str | None = None, **kwargs) -> Engine:
-    """An engine of the application database; every connection takes ``worker_role`` when one is
-    given (None: the settings' HREG_WORKER_ROLE)."""
-    url = _psycopg2(url) if url is not None else app_url()
-    role = get_settings().worker_role if worker_role is None else worker_role
-    engine = sa.create_engine(url, pool_pre_ping=True, **kwargs)
-    if role:
+def create_app_engine(url: URL | str, *, worker_role: str = "", **kwargs) -> Engine:
+    """An engine of the application database at ``url``; every connection takes ``worker_role``
+    when one is given."""
+    engine = sa.create_engine(_psycopg2(url), pool_pre_ping=True, **kwargs)
+    if worker_role:
 
         @sa.event.listens_for(engine, "connect")
         def _set_role(dbapi_conn, _record):
             with dbapi_conn.cursor() as cur:
-                cur.execute(f'SET ROLE "{role}"')
+                cur.execute(f'SET ROLE "{worker_role}"')
 
     return engine
 
 
-def get_engine(url: str = "") -> Engine:
-    """The engine of the application database at ``url`` (empty: the one the settings name).
+def get_engine(settings: Settings) -> Engine:
+    """The engine of the application database the settings name (HREG_DATABASE_URL, or the
+    embedded server under HREG_DATA_DIR), whose connections take HREG_WORKER_ROLE.
 
-    One engine per process and database, so runs, sensor ticks and commands reuse its pool; keyed
-    by the URL, an engine never outlives a change of settings."""
-    if not url:
-        settings = get_settings()
-        refuse_embedded_in_cluster(settings)
-        return engine_for(settings.database_url or embedded_url(settings.pgdata_dir), settings.worker_role)
-    return engine_for(url, get_settings().worker_role)
+    One engine per process and database, so runs, sensor ticks and commands reuse its pool."""
+    refuse_embedded_in_cluster(settings)
+    return engine_for(settings.database_url or embedded_url(settings.pgdata_dir), settings.worker_role)
 
 
 @lru_cache(maxsize=8)

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 
 from orchestration.db import sql_definitions
 from orchestration.documents import DocumentStore
-from orchestration.settings import Settings, get_settings
+from orchestration.settings import Settings
 
 MIGRATION_SQL_DIR = Path(__file__).parent / "sql" / "migrations"
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -41,9 +41,8 @@ def _alembic_config(connection: sa.Connection) -> Config:
     return config
 
 
-def upgrade(engine: Engine, settings: Settings | None = None) -> None:
+def upgrade(engine: Engine, settings: Settings) -> None:
     """Bring the schema to the newest revision and sync job settings; harmless when current."""
-    settings = settings or get_settings()
     with engine.begin() as connection:
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK_KEY})
         command.upgrade(_alembic_config(connection), "head")
