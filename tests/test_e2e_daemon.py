@@ -75,13 +75,18 @@ def stack(server_url, template_url, tmp_path_factory):
                 print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-3000:]}")
 
 
+def new_search(engine, query: str) -> str:
+    """A search row as the application writes it; its trigger queues the discovery job."""
+    with engine.begin() as conn:
+        return conn.execute(
+            sa.text("INSERT INTO public.searches (user_id, query, mode) VALUES (:u, :q, 'all') RETURNING id"),
+            {"u": str(uuid.uuid4()), "q": query},
+        ).scalar_one()
+
+
 def test_search_to_parsed_entities_and_shareholders_through_the_daemon(stack):
     engine = sa.create_engine(stack.app_url)
-    with engine.begin() as conn:
-        search_id = conn.execute(
-            sa.text("INSERT INTO public.searches (user_id, query, mode) VALUES (:u, 'GmbH', 'all') RETURNING id"),
-            {"u": str(uuid.uuid4())},
-        ).scalar_one()
+    search_id = new_search(engine, "GmbH")
 
     # The search lists a page of results; as the sample register's rule says, it opens the first
     # ten, whose SI documents are fetched and parsed; the rest stay discovered until opened.
@@ -255,11 +260,7 @@ def discovery_run_of(engine, search_id) -> str | None:
 
 def test_ui_shows_asset_graph_and_the_run_that_worked_a_search(stack, tmp_path):
     engine = sa.create_engine(stack.app_url)
-    with engine.begin() as conn:
-        search_id = conn.execute(
-            sa.text("INSERT INTO public.searches (user_id, query, mode) VALUES (:u, 'Bau', 'all') RETURNING id"),
-            {"u": str(uuid.uuid4())},
-        ).scalar_one()
+    search_id = new_search(engine, "Bau")
     run_id = wait_until(lambda: discovery_run_of(engine, search_id), 120, "a run to complete the search's discovery")
     engine.dispose()
 

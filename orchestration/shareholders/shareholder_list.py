@@ -26,6 +26,11 @@ class Share(_Strict):
     number: str = Field(description='Running number of the share, e.g. "1" or "1.1"; the first of a range.')
     last_number: str | None = Field(None, description="Last running number of a range; null for a single share.")
     nominal: DecimalString = Field(description="Nominal amount of each share in the row.")
+    percentage: DecimalString | None = Field(
+        None,
+        description="The row's share of the capital in percent as the list states it (a range's intermediate "
+        'sum, "Zwischensumme (25 %)"); null where the row states none.',
+    )
 
     @property
     def count(self) -> int | None:
@@ -49,9 +54,16 @@ class StatedShareholder(_Strict):
     birth_date: date | None = None
     residence: str | None = Field(None, description="Place of residence of a person.")
     seat: str | None = Field(None, description="Seat of an organisation.")
-    register_court: str | None = Field(None, description='Register court of an organisation, e.g. "München".')
-    register_type: str | None = Field(None, description="HRA, HRB, GnR, PR or VR.")
+    register_court: str | None = Field(
+        None,
+        description='Register court of an organisation, e.g. "München"; for a foreign register its court or '
+        'authority, e.g. "Greffe du Tribunal de Commerce de Paris".',
+    )
+    register_type: str | None = Field(None, description="HRA, HRB, GnR, PR or VR; null for a foreign register.")
     register_number: str | None = Field(None, description='Register number with any suffix, e.g. "12345 B".')
+    register_country: str | None = Field(
+        None, description='ISO 3166 code of the register\'s country, e.g. "DE", "FR"; null when the list names none.'
+    )
     shares: list[Share]
     nominal_total: DecimalString = Field(description="Sum of the nominal amounts of the shareholder's shares.")
     percentage: DecimalString | None = Field(
@@ -60,6 +72,11 @@ class StatedShareholder(_Strict):
         '"< 1 %" (the checked list derives it from the nominal amounts).',
     )
     percentage_below_one: bool = Field(False, description='The list states "< 1 %" instead of a number.')
+    changes: str | None = Field(
+        None,
+        description='The text of the changes column ("Veränderungen") beside the shareholder\'s rows, as read: '
+        "where its shares came from.",
+    )
 
 
 class Shareholder(StatedShareholder):
@@ -71,7 +88,8 @@ class Shareholder(StatedShareholder):
 
 
 class LowConfidenceCell(_Strict):
-    """A table cell that carries a value and that OCR read with low confidence."""
+    """A table cell that carries a value and that OCR read with low confidence, or that does not
+    read as the value it must hold (confidence 0: an intermediate sum that is not its row's)."""
 
     page: int
     text: str
