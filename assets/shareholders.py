@@ -188,7 +188,9 @@ def shareholders_from_the_queue(
     key=OWNERSHIP_GRAPH,
     deps=[SHAREHOLDERS],
     # Rebuilt once the shareholder runs in progress are done, whenever a court of shareholders changed.
-    automation_condition=dg.AutomationCondition.eager(),
+    # Courts never read are missing partitions of its input, not a reason to wait: eager() without
+    # its any_deps_missing, which would hold the graph back until every court had a list.
+    automation_condition=dg.AutomationCondition.eager().without(~dg.AutomationCondition.any_deps_missing()),
     io_manager_key="ownership_graph_io_manager",
     group_name="shareholders",
     kinds={"pandas"},
