@@ -7,7 +7,7 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, computed_field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, computed_field, model_validator
 
 # Decimals travel as strings ("66.68") so no amount passes through a float; the schema says so,
 # without the look-ahead pattern pydantic would emit, which structured-output endpoints reject.
@@ -79,12 +79,23 @@ class StatedShareholder(_Strict):
     )
 
 
+# The register types of the German registers: a list names such a register by court and type only.
+GERMAN_REGISTER_TYPES = frozenset({"HRA", "HRB", "GnR", "PR", "VR"})
+
+
 class Shareholder(StatedShareholder):
     """A shareholder of a checked list."""
 
     percentage_derived: bool = Field(
         False, description="The list states no percentage (older lists need not); derived from the nominal amounts."
     )
+
+    @model_validator(mode="after")
+    def _german_register_in_germany(self) -> Shareholder:
+        # Whoever read the cell (rules or a model asked only for a foreign register's country).
+        if self.register_country is None and self.register_type in GERMAN_REGISTER_TYPES:
+            self.register_country = "DE"
+        return self
 
 
 class LowConfidenceCell(_Strict):
