@@ -15,14 +15,8 @@ import logging
 from lxml import etree
 
 from orchestration.xjustiz import codes
-from orchestration.xjustiz.amounts import AmountNames
-from orchestration.xjustiz.extract import ExtractNames
-from orchestration.xjustiz.participants import (
-    ParticipantNames,
-    Representation,
-    Role,
-    read_participants,
-)
+from orchestration.xjustiz.element_names import element_names
+from orchestration.xjustiz.participants import Representation, Role, read_participants
 from orchestration.xjustiz.record import Generation
 from orchestration.xjustiz.xml_values import (
     XJUSTIZ_NS,
@@ -36,73 +30,27 @@ from orchestration.xjustiz.xml_values import (
 
 log = logging.getLogger(__name__)
 
-# Element names in Clark notation, looked up child by child (see parse_v3).
+NAMES = element_names("xjustiz-1")
+# The names only 1.x's own readers use, in Clark notation, looked up child by child (see parse_v3).
 T = "{" + XJUSTIZ_NS + "}"
 CONTENT = T + "content"
-PROCEEDING = (T + "Grunddaten", T + "Verfahrensdaten")
 PRODUCER = (T + "Herstellerinformation", T + "Name_des_Produkts")
 INSTANCE = T + "Instanzdaten"
 COURT = (T + "Instanzbehoerde", T + "Gericht", CONTENT)
-FACHDATEN = T + "Fachdaten_Register"
-BASISDATEN = T + "Basisdaten_Register"
-EXTRACT = T + "Auszug"
-ADDITIONAL = T + "Zusatzangaben"
-NAME = T + "Bezeichnung_Aktuell"
-LEGAL_FORM = T + "Rechtsform"
-SEAT = T + "Sitz"
-ADDRESS = T + "Anschrift"
-CITY = T + "Ort"
+LEGAL_FORM = NAMES.record.legal_form
 AUTHORITY = T + "Vertretungsbefugnis"
-ROLE_REFERENCE = T + "Ref_Rollennummer"
-AMOUNTS = AmountNames(
-    capital_company=T + "Kapitalgesellschaft",
-    capital_paths=((T + "Zusatz_GmbH", T + "Stammkapital"), (T + "Zusatz_AG", T + "Grundkapital")),
-    limited_partners=(T + "Personengesellschaft", T + "Zusatz_KG"),
-    limited_partner=T + "Daten_Kommanditist",
-    liability=T + "Hafteinlage",
-    role_reference=ROLE_REFERENCE,
-)
+ROLE_REFERENCE = NAMES.record.role_reference
 NO_EXEMPTION = "(keine Angabe)"
 ENTITLED = T + "Vertretungsberechtigte"
 GENERAL = T + "Allgemeine_Vertretungsregelung"
 EXEMPTION_181 = T + "Besonderheiten_zu_181BGB"
-
-PARTICIPANT_NAMES = ParticipantNames(
-    participation=T + "Beteiligung",
-    role_number=T + "Rollennummer",
-    role_designation=T + "Rollenbezeichnung",
-    designation_text=CONTENT,  # 1.x names the role in words
-    person=T + "Natuerliche_Person",
-    organisation=T + "Organisation",
-    first_name=T + "Vorname",
-    last_name=T + "Nachname",
-    birth_date=T + "Geburtsdatum",
-    name=NAME,
-    seat=SEAT,
-    address=ADDRESS,
-    city=CITY,
-)
-
-
-EXTRACT_NAMES = ExtractNames(
-    entry=T + "Eintragungstext",
-    column=T + "Spalte",
-    position=T + "Position",
-    number=T + "Laufende_Nummer",
-    kind=T + "Eintragungsart",
-    kind_text=CONTENT,
-    text=T + "Text",
-    retrieval_date=T + "Abrufdatum",
-    retrieval_time=T + "Abrufuhrzeit",
-    last_entry=T + "letzte_Eintragung",
-)
 
 
 def _roles(proceeding: etree._Element) -> list[Role]:
     roles = []
     # Hundreds of participants share a few role labels: each label is looked up once.
     known: dict[str, tuple[str | None, str]] = {}
-    for participant in read_participants(proceeding, PARTICIPANT_NAMES):
+    for participant in read_participants(proceeding, NAMES.participants):
         if participant.kind is None:
             raise structure_error(
                 participant.participation, "participant is neither a person nor an organisation", "Beteiligter"
@@ -199,34 +147,7 @@ def _country(staat: etree._Element) -> str | None:
 
 
 GENERATION = Generation(
-    format="xjustiz-1",
-    proceeding=PROCEEDING,
-    register_data=FACHDATEN,
-    basis=BASISDATEN,
-    extract=EXTRACT,
-    additional=ADDITIONAL,
-    rechtstraeger=T + "Rechtstraeger",
-    concerned=T + "Betroffener_Rechtstraeger",
-    representation=T + "Vertretung",
-    purpose=(T + "Gegenstand_oder_Geschaeftszweck",),
-    statute=T + "Aktuelles_Satzungsdatum",
-    statute_date=None,
-    name=NAME,
-    legal_form=LEGAL_FORM,
-    seat=SEAT,
-    address=ADDRESS,
-    city=CITY,
-    street=T + "Strasse",
-    house_number=T + "Hausnummer",
-    postal_code=T + "Postleitzahl",
-    country=T + "Staat",
-    amount=T + "Zahl",
-    currency=T + "Waehrung",
-    role_reference=ROLE_REFERENCE,
-    extract_names=EXTRACT_NAMES,
-    amount_names=AMOUNTS,
-    no_company="no Rechtsträger: neither Basisdaten_Register/Rechtstraeger nor a participant Rechtsträger",
-    name_path="Bezeichnung/Bezeichnung_Aktuell",
+    names=NAMES,
     roles=_roles,
     register=_register,
     producer=_producer,
