@@ -178,6 +178,31 @@ def test_a_stale_reparse_does_not_queue_again_what_an_archived_job_parsed(engine
         assert enqueue_reparse(conn, ReparseScope(stale_only=True), parser_version=PARSER_VERSION) == 0
 
 
+def test_a_document_an_archived_job_parsed_leaves_its_court_current_and_nothing_to_backfill(engine):
+    from orchestration.court_state import SI_RECORDS, court_states
+    from orchestration.reparse import SI_REPARSE
+    from orchestration.xjustiz import PARSER_VERSION
+
+    court = "D2601"
+    with engine.begin() as conn:
+        entity_id = insert_entity(conn, "xml_ready")
+        parsed = claim_one(conn, "xml_parsing").id
+        queue.complete(conn, "worker-1", [(parsed, {})])
+        conn.execute(
+            sa.text("UPDATE processing.processing_jobs SET completed_at = now() - interval '8 days' WHERE id = :id"),
+            {"id": parsed},
+        )
+    assert queue.archive_all_completed(engine, WEEK, 100, 10) == 1
+    # As the workers run it: their role reads the archive.
+    with as_role(engine, "hreg_worker") as conn:
+        assert court_states(conn, SI_RECORDS, [court], PARSER_VERSION)[court].unfinished == 0
+        assert court_states(conn, SI_RECORDS, [court], "another version")[court].unfinished == 1
+        scope = {**ReparseScope(courts=(court,)).parameters(), "parser_version": PARSER_VERSION}
+        assert conn.execute(SI_REPARSE.unfinished, scope).scalars().all() == []
+        scope["parser_version"] = "another version"
+        assert conn.execute(SI_REPARSE.unfinished, scope).scalars().all() == [entity_id]
+
+
 def test_the_archive_sensor_moves_what_the_retention_setting_names(engine, settings):
     old = complete_discoveries(engine, 3, days_ago=3)
     defs = build_definitions(settings.model_copy(update={"job_archive_after_days": 2.0}))
