@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import boto3
 import pytest
 import sqlalchemy as sa
 
-from orchestration.cluster import postgres_base
+from orchestration.cluster import PostgresServer, postgres_base
 from orchestration.db.engine import create_app_engine
 from orchestration.devstack import group_members
 from process_helpers import wait_until
@@ -116,6 +118,7 @@ def cluster(tmp_path_factory):
             process.wait(300)
         for log_file in sorted((data_dir / "logs").glob("*.log")):
             print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-2000:]}")
+        shutil.rmtree(postgres_base(data_dir), ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -209,11 +212,35 @@ def test_a_worker_killed_mid_run_leaves_its_jobs_to_the_other_each_done_once(clu
     assert cluster.celery_workers_of_steps() == set(WORKERS)
 
 
+def test_postgresql_restarted_mid_run_loses_no_job_and_leaves_no_run_running(cluster, corpus):
+    companies = unique_companies(corpus, 16, lambda c: c.legal_form == "GmbH")[14:]
+    for company in companies:
+        cluster.hreg("search", "--mode", "exact", company.name)
+    wait_until(lambda: cluster.worker_of_a_running_step(), 600, "a run to execute a step")
+    url = sa.make_url(cluster.env["HREG_DATABASE_URL"])
+    PostgresServer(postgres_base(cluster.data_dir), url.port, url.password).restart()
+    restarted_at = time.time()
+
+    wait_until(lambda: jobs_done(cluster), 1200, "the queue to recover after the restart")
+    for company in companies:
+        assert entity_status(cluster, company.name).processing_status == "parsed"
+
+    def runs_since_restart_finished() -> bool:
+        with cluster.dagster_engine.connect() as conn:
+            return not conn.execute(
+                sa.text("""SELECT count(*) FROM runs WHERE status IN ('QUEUED', 'STARTING', 'STARTED')
+                            AND create_timestamp > to_timestamp(:t)"""),
+                {"t": restarted_at},
+            ).scalar_one()
+
+    wait_until(runs_since_restart_finished, 600, "the runs started after the restart to finish")
+
+
 def test_a_restarted_code_server_is_reached_again_by_the_webserver_and_the_daemon(cluster, corpus):
     old = cluster.pids()["code-server"]
     os.killpg(old, signal.SIGKILL)
     wait_until(lambda: cluster.pids()["code-server"] != old, 120, "cluster.sh to start the code server again")
-    (company,) = unique_companies(corpus, 14, lambda c: c.legal_form == "GmbH")[13:]
+    (company,) = unique_companies(corpus, 17, lambda c: c.legal_form == "GmbH")[16:]
     cluster.hreg("search", "--mode", "exact", company.name)
     wait_until(
         lambda: (row := entity_status(cluster, company.name)) and row.processing_status == "parsed",
