@@ -6,7 +6,7 @@ per batch, since an event per entity would cap a run near 50–100 entities/s.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,3 +135,42 @@ def work_batch(
             allow_retries=False,
         )
     return report
+
+
+def as_op_events(events: Generator[Any, None, BatchReport]) -> Generator[Any, None, BatchReport]:
+    """The events of a queue run as an op (not an asset step) may yield them, check results as the
+    evaluations Dagster records for them; returns the run's report."""
+    while True:
+        try:
+            event = next(events)
+        except StopIteration as done:
+            return done.value
+        if isinstance(event, dg.AssetCheckResult):
+            event = dg.AssetCheckEvaluation(
+                asset_key=event.asset_key,
+                check_name=event.check_name,
+                passed=event.passed,
+                severity=event.severity,
+                metadata=event.metadata,
+            )
+        yield event
+
+
+def queue_job(job_type: str, op: dg.OpDefinition, executor: dg.ExecutorDefinition) -> dg.JobDefinition:
+    """The job a sensor runs for a batch of ``job_type``: the queue's batches as one op.
+
+    A court-partitioned asset whose input is court-partitioned cannot be a step of a run without a
+    partition (Dagster reads the input's data versions for the run's partitions), and a queue run
+    spans courts. Its op reports the materializations, observations and checks of the courts it
+    touched, as the asset does in a backfill."""
+
+    @dg.job(
+        name=f"{job_type}_job",
+        executor_def=executor,
+        tags={"hreg/job_type": job_type},
+        description=f"Works one batch of due {job_type} jobs.",
+    )
+    def work_the_queue():
+        op()
+
+    return work_the_queue

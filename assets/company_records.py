@@ -5,7 +5,7 @@ from collections.abc import Iterator, Sequence
 import dagster as dg
 from sqlalchemy.engine import Engine
 
-from assets.batch import BatchCheck, check_specs
+from assets.batch import BatchCheck, as_op_events, check_specs
 from assets.keys import COMPANY_RECORDS, RAW_SI_DOCUMENTS
 from assets.partitions import ParsedCourts, register_court_partitions_def, reparse_courts, work_queue_by_court
 from orchestration import queue
@@ -77,22 +77,44 @@ def build_company_records_asset(backfill_policy: dg.BackfillPolicy) -> dg.Assets
         kinds={"postgres", "xml"},
         description="Canonical company records parsed from the SI documents (content.entity_revisions), "
         "partitioned by register court. A run for courts (a backfill after a parser change) re-parses "
-        "their stored documents; a run without a partition (the sensor's) works batches of due "
-        "xml_parsing jobs and reports the courts it touched.",
+        "their stored documents; the sensor's runs (xml_parsing_job) work batches of due xml_parsing "
+        "jobs and report the courts they touched.",
         check_specs=check_specs(COMPANY_RECORD_CHECKS, COMPANY_RECORDS),
     )
     def company_records(
-        context: dg.AssetExecutionContext,
-        database: DatabaseResource,
-        documents: DocumentStoreResource,
-        job_queue: JobQueueResource,
+        context: dg.AssetExecutionContext, database: DatabaseResource, documents: DocumentStoreResource
     ):
-        engine = database.get_engine()
         stage = XmlParsingStage(documents.get_store())
-        args = (context, engine, stage, parsed_company_records(), COMPANY_RECORD_CHECKS)
-        if context.has_partition_key or context.has_partition_key_range:
-            yield from reparse_courts(*args, written="new_revision")
-        else:
-            yield from work_queue_by_court(*args, written="new_revision", max_batches=job_queue.max_batches_per_run)
+        yield from reparse_courts(
+            context,
+            database.get_engine(),
+            stage,
+            parsed_company_records(),
+            COMPANY_RECORD_CHECKS,
+            written="new_revision",
+        )
 
     return company_records
+
+
+@dg.op(
+    out={},
+    description="Works batches of due xml_parsing jobs and reports the company_records of the courts touched.",
+)
+def company_records_from_the_queue(
+    context: dg.OpExecutionContext,
+    database: DatabaseResource,
+    documents: DocumentStoreResource,
+    job_queue: JobQueueResource,
+):
+    stage = XmlParsingStage(documents.get_store())
+    events = work_queue_by_court(
+        context,
+        database.get_engine(),
+        stage,
+        parsed_company_records(),
+        COMPANY_RECORD_CHECKS,
+        written="new_revision",
+        max_batches=job_queue.max_batches_per_run,
+    )
+    yield from as_op_events(events)

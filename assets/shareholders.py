@@ -4,8 +4,9 @@ ownership graph as a pandas DataFrame."""
 import functools
 
 import dagster as dg
+from sqlalchemy.engine import Engine
 
-from assets.batch import BatchCheck, batch_metadata, check_specs, work_batch
+from assets.batch import BatchCheck, as_op_events, batch_metadata, check_specs, work_batch
 from assets.keys import COMPANY_RECORDS
 from assets.partitions import (
     ParsedCourts,
@@ -20,6 +21,7 @@ from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOL
 from orchestration.shareholders.store import load_shareholders, review_summary
 from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import ShareholderParsingStage
+from orchestration.worker import BatchReport
 from resources.database import DatabaseResource
 from resources.documents import DocumentStoreResource
 from resources.job_queue import JobQueueResource
@@ -70,19 +72,23 @@ SHAREHOLDER_CHECKS = [
 ]
 
 
-@dg.asset(
+# Downloaded only by the queue's runs, which span courts: an asset the op below reports, per court.
+shareholder_list_documents = dg.AssetSpec(
     key=SHAREHOLDER_LIST_DOCUMENTS,
     deps=[COMPANY_RECORDS],
     partitions_def=register_court_partitions_def,
-    output_required=False,  # materialized per court partition by the asset itself
     group_name="shareholders",
     kinds={"pdf"},
     description="Shareholder lists (Gesellschafterliste) downloaded from the DK tree, content-addressed "
-    "(content.raw_documents), by register court; each run works one batch of due shareholder_download "
-    "jobs. A partition's data version is the fingerprint of its companies' newest lists.",
+    "(content.raw_documents), by register court; each run of shareholder_download_job works batches of "
+    "due shareholder_download jobs. A partition's data version is the fingerprint of its companies' "
+    "newest lists.",
 )
-def shareholder_list_documents(
-    context: dg.AssetExecutionContext,
+
+
+@dg.op(out={}, description="Works batches of due shareholder_download jobs and reports the courts' lists.")
+def shareholder_list_documents_from_the_queue(
+    context: dg.OpExecutionContext,
     database: DatabaseResource,
     documents: DocumentStoreResource,
     register: RegisterResource,
@@ -120,51 +126,71 @@ def build_shareholders_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDef
         database: DatabaseResource,
         documents: DocumentStoreResource,
         shareholder_extractor: ShareholderExtractorResource,
-        job_queue: JobQueueResource,
     ):
         engine = database.get_engine()
         stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
-        # A run for courts re-reads their stored lists; a run without a partition works the queue.
-        if context.has_partition_key or context.has_partition_key_range:
-            report = yield from reparse_courts(
-                context,
-                engine,
-                stage,
-                parsed_shareholders(),
-                SHAREHOLDER_CHECKS,
-                written="new_list",
-                reparse=reread_lists,
-            )
-        else:
-            report = yield from work_queue_by_court(
-                context,
-                engine,
-                stage,
-                parsed_shareholders(),
-                SHAREHOLDER_CHECKS,
-                written="new_list",
-                max_batches=job_queue.max_batches_per_run,
-            )
-        # Which lists a person should look at: one observation for the run's lists, whatever their courts.
-        with engine.connect() as conn:
-            review = review_summary(conn, sorted(set(report.entity_ids)))
-        yield dg.AssetObservation(
-            asset_key=SHAREHOLDERS,
-            metadata={
-                "lists_verified": review["verified"],
-                "lists_needing_review": review["needs_review"],
-                "to_review": dg.MetadataValue.json(review["to_review"]),
-            },
+        report = yield from reparse_courts(
+            context,
+            engine,
+            stage,
+            parsed_shareholders(),
+            SHAREHOLDER_CHECKS,
+            written="new_list",
+            reparse=reread_lists,
         )
+        yield review_observation(engine, report)
 
     return shareholders
+
+
+def review_observation(engine: Engine, report: BatchReport) -> dg.AssetObservation:
+    """Which lists a person should look at: one observation for a run's lists, whatever their courts."""
+    with engine.connect() as conn:
+        review = review_summary(conn, sorted(set(report.entity_ids)))
+    return dg.AssetObservation(
+        asset_key=SHAREHOLDERS,
+        metadata={
+            "lists_verified": review["verified"],
+            "lists_needing_review": review["needs_review"],
+            "to_review": dg.MetadataValue.json(review["to_review"]),
+        },
+    )
+
+
+@dg.op(
+    out={},
+    description="Works batches of due shareholder_parsing jobs and reports the shareholders of the courts touched.",
+)
+def shareholders_from_the_queue(
+    context: dg.OpExecutionContext,
+    database: DatabaseResource,
+    documents: DocumentStoreResource,
+    shareholder_extractor: ShareholderExtractorResource,
+    job_queue: JobQueueResource,
+):
+    engine = database.get_engine()
+    stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
+    report = yield from as_op_events(
+        work_queue_by_court(
+            context,
+            engine,
+            stage,
+            parsed_shareholders(),
+            SHAREHOLDER_CHECKS,
+            written="new_list",
+            max_batches=job_queue.max_batches_per_run,
+        )
+    )
+    yield review_observation(engine, report)
 
 
 @dg.asset(
     key=OWNERSHIP_GRAPH,
     deps=[SHAREHOLDERS],
     # Rebuilt once the shareholder runs in progress are done, whenever a court of shareholders changed.
-    automation_condition=dg.AutomationCondition.eager(),
+    # Courts never read are missing partitions of its input, not a reason to wait: eager() without
+    # its any_deps_missing, which would hold the graph back until every court had a list.
+    automation_condition=dg.AutomationCondition.eager().without(~dg.AutomationCondition.any_deps_missing()),
     io_manager_key="ownership_graph_io_manager",
     group_name="shareholders",
     kinds={"pandas"},

@@ -12,7 +12,8 @@ from typing import Any
 
 import dagster as dg
 
-from assets.company_records import build_company_records_asset
+from assets.batch import queue_job
+from assets.company_records import build_company_records_asset, company_records_from_the_queue
 from assets.discovery import basic_discovery
 from assets.partitions import court_backfill_policy
 from assets.shareholders import (
@@ -20,6 +21,8 @@ from assets.shareholders import (
     ownership_graph,
     ownership_graph_sensor,
     shareholder_list_documents,
+    shareholder_list_documents_from_the_queue,
+    shareholders_from_the_queue,
 )
 from orchestration.settings import Settings
 from resources.database import DatabaseResource
@@ -89,17 +92,24 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     """The code location configured by ``settings`` (default: the environment's, read now)."""
     settings = settings or Settings()
     backfill_policy = court_backfill_policy(settings.max_concurrent_runs)
-    assets_by_type = {
-        "basic_discovery": basic_discovery,
-        "xml_parsing": build_company_records_asset(backfill_policy),
-        "shareholder_download": shareholder_list_documents,
-        "shareholder_parsing": build_shareholders_asset(backfill_policy),
-    }
+    assets = [
+        basic_discovery,
+        build_company_records_asset(backfill_policy),
+        shareholder_list_documents,
+        build_shareholders_asset(backfill_policy),
+        ownership_graph,
+    ]
     executor = run_executor(settings)
-    jobs = {job_type: asset_job(job_type, asset, executor) for job_type, asset in assets_by_type.items()}
+    jobs = {
+        "basic_discovery": asset_job("basic_discovery", basic_discovery, executor),
+        # Court-partitioned assets with court-partitioned inputs: a queue run, spanning courts, is an op.
+        "xml_parsing": queue_job("xml_parsing", company_records_from_the_queue, executor),
+        "shareholder_download": queue_job("shareholder_download", shareholder_list_documents_from_the_queue, executor),
+        "shareholder_parsing": queue_job("shareholder_parsing", shareholders_from_the_queue, executor),
+    }
     sensors = [build_job_sensor(job_type, job, SENSOR_INTERVAL_SECONDS[job_type]) for job_type, job in jobs.items()]
     return dg.Definitions(
-        assets=[*assets_by_type.values(), ownership_graph],
+        assets=assets,
         # Also the executor of the implicit asset job that the UI's materializations and backfills use.
         executor=executor,
         jobs=[*jobs.values(), register_announcements_job],

@@ -22,7 +22,7 @@ from sample_register.generated import generate_companies
 log = logging.getLogger(__name__)
 
 # ../shared/samples beside the repository.
-DEFAULT_SAMPLES_DIR = Path(__file__).resolve().parents[4] / "shared" / "samples"
+DEFAULT_SAMPLES_DIR = Path(__file__).resolve().parents[2] / "shared" / "samples"
 DEFAULT_SEED = 20240229
 DEFAULT_GENERATED_COUNT = 2400
 

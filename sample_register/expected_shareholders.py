@@ -18,7 +18,7 @@ def load_expected(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _firm(name: str | None) -> str:
+def firm_key(name: str | None) -> str:
     """A firm compared without case, spaces and punctuation: "S.à r.l." is "S. à r. l."."""
     return re.sub(r"[\W_]", "", (name or "").casefold())
 
@@ -41,7 +41,7 @@ def shareholder_problems(result: ShareholderList, expected: dict) -> list[list[s
             wrong.append(f"{count} shares, expected {truth['share_count']}")
         if got.percentage is None or abs(got.percentage - Decimal(truth["percentage"])) > PERCENT_TOLERANCE:
             wrong.append(f"percentage {got.percentage}, expected {truth['percentage']}")
-        if truth["kind"] == "organisation" and _firm(got.name) != _firm(truth["name"]):
+        if truth["kind"] == "organisation" and firm_key(got.name) != firm_key(truth["name"]):
             wrong.append(f"firm {got.name!r}, expected {truth['name']!r}")
         problems.append(wrong)
     return problems

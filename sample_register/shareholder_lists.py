@@ -31,7 +31,7 @@ from reportlab.pdfgen.canvas import Canvas
 from orchestration.shareholders.shareholder_list import Share, Shareholder, ShareholderList, derived_percentage
 from orchestration.shareholders.validation import validate
 
-LAYOUTS = ("per_share", "ranges", "corporate", "english", "multipage")
+LAYOUTS = ("per_share", "ranges", "corporate", "english", "multipage", "several_ranges", "foreign")
 FORMS = ("text_pdf", "scan_pdf", "tiff")
 POOR_TEXT_LAYER = "scan_pdf_poor_text_layer"
 # What a scanner's OCR makes of a character, and how often: enough that no amount survives.
@@ -57,6 +57,14 @@ COURTS = (
 ORGANISATION_WORDS = ("Holding", "Invest", "Beteiligungs", "Verwaltungs", "Capital")
 # (legal form, register type)
 LEGAL_FORMS = (("GmbH", "HRB"), ("GmbH", "HRB"), ("AG", "HRB"), ("SE", "HRB"), ("GmbH & Co. KG", "HRA"))
+# Foreign companies by country: legal forms, seats, and how a list describes their register.
+FOREIGN_FORMS = {
+    "FR": (("SAS", "SARL", "S.A."), ("Paris", "Lyon", "Lille", "Nantes")),
+    "NL": (("B.V.", "N.V."), ("Amsterdam", "Rotterdam", "Utrecht")),
+    "GB": (("Limited", "Ltd.", "PLC"), ("London", "Manchester", "Leeds")),
+    "LU": (("S.à r.l.", "S.A."), ("Luxemburg",)),
+    "AT": (("GmbH",), ("Wien", "Graz", "Linz")),
+}
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,8 @@ GERMAN = Wording(
         "share_percentage": ("Prozent", "je Anteil"),
         "holder_percentage": ("Gesamt-", "beteiligung"),
         "changes": ("Verände-", "rungen"),
+        "subtotal": ("Zwischensumme", "in {currency} (%)"),
+        "nominal_total": ("Summe der Nominal-", "beträge in {currency}"),
     },
     changes=("Abtretung", "Teilung", "neu"),
 )
@@ -141,6 +151,8 @@ ENGLISH = Wording(
         "share_percentage": ("Percentage", "per share"),
         "holder_percentage": ("Total", "percentage"),
         "changes": ("Changes",),
+        "subtotal": ("Subtotal", "in {currency} (%)"),
+        "nominal_total": ("Total nominal", "amount in {currency}"),
     },
     changes=("transfer", "division", "new"),
 )
@@ -170,6 +182,7 @@ class _Row:
 
     share: Share
     share_percentage: str
+    subtotal: str = ""  # the row's intermediate sum with its percentage, where the layout prints one
 
 
 @dataclass
@@ -182,6 +195,7 @@ class _Block:
     holder_percentage: str
     change: str = ""
     one_line: bool = False  # the description on one line, where the column is wide enough
+    change_lines: list[str] = field(default_factory=list)  # the change as wrapped in its column
 
 
 @dataclass
@@ -273,16 +287,25 @@ def _draw_document(
         "corporate": (2, 4),
         "english": (2, 4),
         "multipage": (16, 22),
+        "several_ranges": (2, 3),
+        "foreign": (2, 4),
     }
     organisation_share = {"per_share": 0.1, "ranges": 0.1, "corporate": 0.5, "english": 0.3, "multipage": 0.3}
+    organisation_share |= {"several_ranges": 0.4, "foreign": 0.7}
     small_holder = {"per_share": 0.5, "ranges": 0.3, "corporate": 0.3, "english": 0.3, "multipage": 1.0}
-    is_landscape = layout == "corporate" or (layout != "multipage" and rng.random() < 0.3)
+    small_holder |= {"several_ranges": 0.0, "foreign": 0.3}
+    is_landscape = layout in ("corporate", "several_ranges", "foreign") or (
+        layout != "multipage" and rng.random() < 0.3
+    )
 
     count = rng.randint(*holder_count[layout])
     kinds = ["organisation" if rng.random() < organisation_share[layout] else "person" for _ in range(count)]
-    if layout == "corporate" and "organisation" not in kinds:
+    if layout in ("corporate", "foreign") and "organisation" not in kinds:
         kinds[0] = "organisation"
     holdings = _split_capital(rng, capital, count, with_small_holder=rng.random() < small_holder[layout])
+    foreign = [layout == "foreign" and kind == "organisation" and rng.random() < 0.8 for kind in kinds]
+    if layout == "foreign" and not any(foreign):
+        foreign[kinds.index("organisation")] = True
     places = rng.choice((1, 2))
     document = _Document(
         layout=layout,
@@ -297,13 +320,23 @@ def _draw_document(
         issued=date(2018, 1, 1) + timedelta(days=rng.randrange(7 * 365)),
         notary=f"{fake.first_name()} {fake.last_name()}",
     )
+    several = _several_ranges(rng, holdings) if layout == "several_ranges" else None
     next_number = 1
-    for kind, holding in zip(kinds, holdings):
-        holder = _draw_person(rng, fake) if kind == "person" else _draw_organisation(rng, fake)
-        if layout == "ranges":
+    for index, (kind, abroad, holding) in enumerate(zip(kinds, foreign, holdings, strict=True)):
+        if abroad:
+            holder = _draw_foreign_organisation(rng, fake)
+        else:
+            holder = _draw_person(rng, fake) if kind == "person" else _draw_organisation(rng, fake)
+        if several is not None:
+            shares = several[index]
+        elif layout == "ranges":
             shares, next_number = _range_shares(holding, next_number)
         else:
             shares, next_number = _single_shares(rng, holding, next_number)
+        shares = [
+            share.model_copy(update={"percentage": _row_percentage(share, capital, places, whole_row=bool(several))})
+            for share in shares
+        ]
         holder = holder.model_copy(update={"shares": shares, "nominal_total": holding})
         stated = _stated_percentage(holding / capital * 100, places)
         if stated is None:
@@ -315,7 +348,15 @@ def _draw_document(
             holder = holder.model_copy(update={"percentage": stated})
             holder_percentage = wording.percentage(stated)
         rows = [_Row(share, _share_percentage_text(wording, share.nominal / capital * 100, places)) for share in shares]
-        change = rng.choice(("",) * 3 + wording.changes)
+        if several is not None:
+            rows = [
+                _Row(share, "", f"{wording.amount(share.nominal * share.count)} ({_percentage_text(wording, share)})")
+                for share in shares
+            ]
+            change = ""  # where the later ranges came from, once every holder is drawn
+        else:
+            change = rng.choice(("",) * 3 + wording.changes)
+        holder = holder.model_copy(update={"changes": change or None})
         document.blocks.append(
             _Block(
                 holder,
@@ -326,7 +367,57 @@ def _draw_document(
                 one_line=is_landscape and rng.random() < 0.5,
             )
         )
+    if several is not None:
+        for block in document.blocks:
+            others = [other.holder for other in document.blocks if other is not block]
+            block.change = _acquisitions(wording, block.holder.shares[1:], others)
+            block.holder = block.holder.model_copy(update={"changes": block.change or None})
     return document
+
+
+def _several_ranges(rng: random.Random, holdings: list[Decimal]) -> list[list[Share]]:
+    """Each holding in two or three ranges of one-unit shares, numbered round by round over the
+    holders, as after transfers: the first holder's second range follows everyone's first."""
+    parts = []
+    for holding in holdings:
+        count = min(rng.choice((2, 2, 3)), int(holding))
+        cuts = sorted(rng.sample(range(1, int(holding)), count - 1)) if count > 1 else []
+        amounts = [Decimal(b - a) for a, b in itertools.pairwise([0, *cuts, int(holding)])]
+        amounts[-1] += holding - int(holding)
+        parts.append(amounts)
+    shares: list[list[Share]] = [[] for _ in holdings]
+    next_number = 1
+    for round_ in range(max(len(amounts) for amounts in parts)):
+        for index, amounts in enumerate(parts):
+            if round_ < len(amounts):
+                ranged, next_number = _range_shares(amounts[round_], next_number)
+                shares[index] += ranged
+    return shares
+
+
+def _row_percentage(share: Share, capital: Decimal, places: int, *, whole_row: bool) -> Decimal | None:
+    """The percentage a row states of itself: a single share's, or a range's intermediate sum
+    where the layout prints one; a range's per-share percentage is not the row's."""
+    if share.count != 1 and not whole_row:
+        return None
+    return _stated_percentage(share.nominal * share.count / capital * 100, places)
+
+
+def _percentage_text(wording: Wording, share: Share) -> str:
+    return "< 1 %" if share.percentage is None else wording.percentage(share.percentage)
+
+
+def _acquisitions(wording: Wording, later: list[Share], others: list[Shareholder]) -> str:
+    """The changes column of a holder with several ranges: where the later ranges came from."""
+    if not later or not others:
+        return ""
+    parts = []
+    for index, share in enumerate(later):
+        label = wording.integer(int(share.number))
+        if share.last_number is not None:
+            label += f" {wording.range_word} {wording.integer(int(share.last_number))}"
+        parts.append(f"Nr. {label} erworben von {others[index % len(others)].name}")
+    return "; ".join(parts)
 
 
 def _split_capital(rng: random.Random, capital: Decimal, count: int, *, with_small_holder: bool) -> list[Decimal]:
@@ -418,12 +509,63 @@ def _draw_organisation(rng: random.Random, fake: Faker) -> Shareholder:
         register_court=court,
         register_type=register_type,
         register_number=number,
+        register_country="DE",
         shares=[],
         nominal_total=Decimal(0),
     )
 
 
+def _draw_foreign_organisation(rng: random.Random, fake: Faker) -> Shareholder:
+    country = rng.choice(sorted(FOREIGN_FORMS))
+    forms, seats = FOREIGN_FORMS[country]
+    seat = rng.choice(seats)
+    digits = "".join(rng.choice("0123456789") for _ in range(8))
+    court, number = {
+        "FR": (f"Greffe du Tribunal de Commerce de {seat}", f"8{digits}"),
+        "NL": ("Kamer van Koophandel", digits),
+        "GB": ("Companies House", f"0{digits[:7]}"),
+        "LU": ("R.C.S. Luxemburg", f"B{digits[:6]}"),
+        "AT": ("Firmenbuch", f"FN{digits[:6]}{rng.choice('abdfiklmpstvwxyz')}"),
+    }[country]
+    return Shareholder(
+        kind="organisation",
+        name=f"{fake.last_name()} {rng.choice(ORGANISATION_WORDS)} {rng.choice(forms)}",
+        seat=seat,
+        register_court=court,
+        register_number=number,
+        register_country=country,
+        shares=[],
+        nominal_total=Decimal(0),
+    )
+
+
+def _foreign_description(holder: Shareholder) -> list[str]:
+    """A foreign company's cell as German notaries write it: its register in the words of its country."""
+    number = holder.register_number or ""
+    return {
+        "FR": [
+            f"Handelsregister: {holder.register_court},",
+            f"Registrierungsnummer: {number[:3]} {number[3:6]} {number[6:]} R.C.S. {holder.seat},",
+            f"Sitz: {holder.seat}, Frankreich",
+        ],
+        "NL": [f"Sitz: {holder.seat}, Niederlande,", "Kamer van Koophandel,", f"KvK-nummer {number}"],
+        "GB": [
+            "registered with Companies House",
+            f"under Company No. {number},",
+            f"seat: {holder.seat}, United Kingdom",
+        ],
+        "LU": [f"mit dem Sitz in {holder.seat},", "eingetragen im R.C.S. Luxemburg", f"unter B {number[1:]}"],
+        "AT": [
+            f"Sitz: {holder.seat}, Österreich,",
+            f"Firmenbuch FN {number[2:-1]} {number[-1]},",
+            f"Handelsgericht {holder.seat}",
+        ],
+    }[holder.register_country or ""]
+
+
 def _description(holder: Shareholder, wording: Wording) -> list[str]:
+    if holder.kind == "organisation" and holder.register_type is None:
+        return [holder.name, *_foreign_description(holder)]
     if holder.kind == "person":
         assert holder.birth_date is not None
         return [
@@ -461,7 +603,17 @@ MARGIN, BOTTOM = 40, 60
 
 def _columns(document: _Document, width: float) -> dict[str, tuple[float, str]]:
     """x position and alignment of each column; amounts are right-aligned at their x."""
-    if document.layout == "ranges":
+    if document.layout == "several_ranges":
+        fractions = {
+            "number": (0.0, "left"),
+            "holder": (0.15, "left"),
+            "each": (0.50, "right"),
+            "subtotal": (0.64, "right"),
+            "nominal_total": (0.76, "right"),
+            "holder_percentage": (0.84, "right"),
+            "changes": (0.86, "left"),
+        }
+    elif document.layout == "ranges":
         fractions = {
             "number": (0.0, "left"),
             "holder": (0.18, "left"),
@@ -513,7 +665,8 @@ def _typeset(document: _Document) -> bytes:
         joined = ", ".join(block.description)
         if block.one_line and stringWidth(joined, FONT, FONT_SIZE) <= holder_width:
             block.description = [joined]
-        lines = max(len(block.description), len(block.rows))
+        block.change_lines = _wrapped(block.change, MARGIN + usable - document.columns["changes"][0])
+        lines = max(len(block.description), len(block.rows), len(block.change_lines))
         if y - lines * LEADING < BOTTOM:
             _footer(canvas, document, page, page_width)
             canvas.showPage()
@@ -527,7 +680,13 @@ def _typeset(document: _Document) -> bytes:
     canvas.setFont(BOLD, FONT_SIZE)
     y -= 4
     canvas.drawString(document.columns["number"][0], y, wording.sum_label)
-    _cell(canvas, document, "nominal", y, wording.amount(document.capital))
+    _cell(
+        canvas,
+        document,
+        "nominal_total" if "nominal_total" in document.columns else "nominal",
+        y,
+        wording.amount(document.capital),
+    )
     _cell(canvas, document, "holder_percentage", y, wording.percentage(Decimal("100.0")))
     canvas.setFont(FONT, 10)
     y -= 3 * LEADING
@@ -589,15 +748,32 @@ def _block(canvas: Canvas, document: _Document, block: _Block, y: float, holder_
             number = f"{first} {wording.range_word} {last}"
         line_y = y - i * LEADING
         canvas.drawString(document.columns["number"][0], line_y, number)
-        if "each" in document.columns:
+        if "subtotal" in document.columns:
+            _cell(canvas, document, "each", line_y, wording.amount(share.nominal))
+            _cell(canvas, document, "subtotal", line_y, row.subtotal)
+        elif "each" in document.columns:
             _cell(canvas, document, "each", line_y, wording.amount(share.nominal))
             _cell(canvas, document, "nominal", line_y, wording.amount(share.nominal * (share.count or 1)))
         else:
             _cell(canvas, document, "nominal", line_y, wording.amount(share.nominal))
-        _cell(canvas, document, "share_percentage", line_y, row.share_percentage)
+        if "share_percentage" in document.columns:
+            _cell(canvas, document, "share_percentage", line_y, row.share_percentage)
+    if "nominal_total" in document.columns:
+        _cell(canvas, document, "nominal_total", y, wording.amount(block.holder.nominal_total))
     _cell(canvas, document, "holder_percentage", y, block.holder_percentage)
-    if block.change:
-        _cell(canvas, document, "changes", y, block.change)
+    for i, line in enumerate(block.change_lines):
+        _cell(canvas, document, "changes", y - i * LEADING, line)
+
+
+def _wrapped(text: str, width: float) -> list[str]:
+    """Text in lines that fit ``width`` at the table's font size, broken between words."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and stringWidth(f"{lines[-1]} {word}", FONT, FONT_SIZE) <= width:
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    return lines
 
 
 def _cell(canvas: Canvas, document: _Document, column: str, y: float, text: str) -> None:

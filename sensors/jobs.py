@@ -1,7 +1,8 @@
 """One sensor per job type: poll the due queued jobs and request runs over batches.
 A tick only reads the queue; the runs claim and work the jobs. The run key is the identity of a
 batch (the id, attempt and due time of its first job), so a duplicated tick, or a tick that
-comes before the last requested run has claimed its batch, requests nothing new. The batch head
+comes before the last requested run has claimed its batch, requests nothing new; a batch still
+due after its run ended is requested again under a new key. The batch head
 tag tells the run where its batch starts, and the run's claim starts there. Runs in flight
 are counted, so that a deep queue never floods the daemon.
 """
@@ -25,6 +26,7 @@ IN_FLIGHT = [
     dg.DagsterRunStatus.STARTED,
 ]
 JOB_TYPE_TAG = "hreg/job_type"
+RUN_KEY_TAG = "dagster/run_key"
 # The run queue starts runs of higher priority first (Dagster's default is 0, which background
 # runs and backfill runs keep): a person's batch goes ahead of them.
 PRIORITY_TAG = "dagster/priority"
@@ -60,26 +62,41 @@ def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefi
             heads = queue.batch_heads(conn, job_type, row.batch_size, room, background_slots=row.background_slots)
         if not heads:
             return dg.SkipReason(f"no due {job_type} jobs")
-        run_keys = {f"{job_type}:{head.key}": head for head in heads}
-        previous = set(json.loads(context.cursor).get("run_keys", [])) if context.cursor else set()
-        context.update_cursor(json.dumps({"run_keys": list(run_keys)}))
-        new_keys = [key for key in run_keys if key not in previous]
-        if not new_keys:
-            return dg.SkipReason(f"the {len(run_keys)} due batches of {job_type} are already requested")
+        batches = {f"{job_type}:{head.key}": head for head in heads}
+        requested = json.loads(context.cursor).get("run_keys", {}) if context.cursor else {}
+        run_keys = {batch: _run_key(context.instance, job.name, batch, requested.get(batch)) for batch in batches}
+        context.update_cursor(json.dumps({"run_keys": run_keys}))
+        new = [batch for batch, run_key in run_keys.items() if run_key != requested.get(batch)]
+        if not new:
+            return dg.SkipReason(f"the {len(batches)} due batches of {job_type} are already requested")
         return [
             dg.RunRequest(
-                run_key=key,
+                run_key=run_keys[batch],
                 tags={
                     JOB_TYPE_TAG: job_type,
-                    BATCH_HEAD_TAG: run_keys[key].start.to_text(),
-                    PRIORITY_TAG: RUN_PRIORITY[run_keys[key].priority],
+                    BATCH_HEAD_TAG: batches[batch].start.to_text(),
+                    PRIORITY_TAG: RUN_PRIORITY[batches[batch].priority],
                     **retry_tags(row),
                 },
             )
-            for key in new_keys
+            for batch in new
         ]
 
     return job_sensor
+
+
+def _run_key(instance: dg.DagsterInstance, job_name: str, batch: str, requested: str | None) -> str:
+    """The run key for a due batch: the batch itself when it was not requested yet, the run key
+    already requested while that run may still take it, and a new one once that run has ended
+    with the batch still due (its launch failed, or it ended before its claim): otherwise the
+    batch would wait for good, since Dagster never starts a run key twice."""
+    if requested is None:
+        return batch
+    (run,) = instance.get_runs(dg.RunsFilter(job_name=job_name, tags={RUN_KEY_TAG: requested}), limit=1) or (None,)
+    if run is None or run.status in IN_FLIGHT:
+        return requested
+    launches = int(requested.rpartition("#")[2]) if "#" in requested else 1
+    return f"{batch}#{launches + 1}"
 
 
 @dg.sensor(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import dagster as dg
 import sqlalchemy as sa
 
 from orchestration.documents import DocumentStore
@@ -72,3 +73,32 @@ def record_as_of(conn: sa.Connection, entity_id: str, as_of) -> dict | None:
     """What the company looked like at ``as_of``, and which job wrote that revision."""
     row = conn.execute(RECORD_AS_OF, {"entity_id": entity_id, "as_of": as_of}).first()
     return dict(row._mapping) if row else None
+
+
+def materializations_of(result: dg.ExecuteInProcessResult, asset: str) -> list[dg.AssetMaterialization]:
+    """The run's materializations of ``asset``, whichever step reported them (a queue run's op, a
+    backfill's asset step, a run that also reports the partitions of its input documents)."""
+    return [
+        event.event_specific_data.materialization
+        for event in result.get_asset_materialization_events()
+        if event.asset_key == dg.AssetKey(asset)
+    ]
+
+
+def observations_of(result: dg.ExecuteInProcessResult, asset: str) -> list[dg.AssetObservation]:
+    """The run's observations of ``asset``, whichever step reported them."""
+    return [
+        event.event_specific_data.asset_observation
+        for event in result.get_asset_observation_events()
+        if event.asset_key == dg.AssetKey(asset)
+    ]
+
+
+def run_court_partitions(
+    defs: dg.Definitions, asset: str, instance: dg.DagsterInstance, **options
+) -> dg.ExecuteInProcessResult:
+    """A run of ``asset`` for court partitions (``partition_key=`` or range tags), as a backfill
+    launched from the UI runs: the implicit asset job with that asset selected."""
+    key = dg.AssetKey(asset)
+    job = defs.resolve_implicit_job_def_def_for_assets([key])
+    return job.execute_in_process(instance=instance, asset_selection=[key], raise_on_error=False, **options)

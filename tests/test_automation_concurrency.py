@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from orchestration.automation import FiringOutcome, evaluate_events, fire, run_due_actions, run_scheduled_rules
 from orchestration.db.engine import create_app_engine
 from test_automation_support import (  # noqa: F401 - receiver is a fixture
+    LOOPBACK_NETWORKS,
     add_revision,
     change_event,
     company_record,
@@ -67,7 +68,7 @@ def test_each_due_action_runs_once(engine, db_url, receiver):
         for n in range(20):
             fire(conn, rule, change_event(company, f"revision:{n}"))
 
-    summaries = side_by_side(db_url, run_due_actions)
+    summaries = side_by_side(db_url, lambda e: run_due_actions(e, allowed_networks=LOOPBACK_NETWORKS))
 
     assert sum(s.completed for s in summaries) == 20
     assert sorted(int(d.headers["X-Hreg-Delivery"]) for d in receiver.deliveries) == list(range(1, 21))

@@ -30,6 +30,7 @@ def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(
     with dg.instance_for_test() as instance:
         result = defs.resolve_job_def("basic_discovery_job").execute_in_process(instance=instance, raise_on_error=False)
         assert result.success
+        run_id = result.run_id
 
     with engine.connect() as conn:
         jobs = conn.execute(
@@ -37,15 +38,23 @@ def test_a_run_serves_a_persons_open_before_earlier_background_rechecks(
             SELECT entity_id::text, priority::text, status, started_at FROM processing.processing_jobs
              WHERE type = 'basic_discovery' ORDER BY started_at""")
         ).all()
-        parses = dict(
-            conn.execute(
-                sa.text(
-                    "SELECT entity_id::text, priority::text FROM processing.processing_jobs WHERE type = 'xml_parsing'"
-                )
-            ).all()
-        )
+        parse_rows = conn.execute(
+            sa.text(
+                "SELECT entity_id::text, priority::text, status, worker_id FROM processing.processing_jobs "
+                "WHERE type = 'xml_parsing'"
+            )
+        ).all()
+        opened_status = conn.execute(
+            sa.text("SELECT processing_status FROM content.entities WHERE id = :e"), {"e": opened}
+        ).scalar_one()
+    parses = {row.entity_id: row.priority for row in parse_rows}
     assert [j.status for j in jobs] == ["completed"] * 4
     # The person's job was claimed first, one job at a time, though queued last.
     assert (jobs[0].entity_id, jobs[0].priority) == (opened, "interactive")
     assert {j.entity_id for j in jobs[1:]} == set(watched) and {j.priority for j in jobs[1:]} == {"background"}
     assert parses == {opened: "interactive", **{e: "background" for e in watched}}
+    # The person's document was parsed by the run that fetched it: one run from open to parsed.
+    # The background documents wait for the xml_parsing sensor's runs.
+    by_entity = {row.entity_id: (row.status, row.worker_id) for row in parse_rows}
+    assert by_entity[opened] == ("completed", run_id) and opened_status == "parsed"
+    assert {by_entity[e][0] for e in watched} == {"queued"}

@@ -8,7 +8,14 @@ import sqlalchemy as sa
 from orchestration.definitions import build_definitions
 from orchestration.documents import DocumentStore
 from orchestration.settings import Settings
-from pipeline_helpers import add_entity_with_si, history_rows, job_rows, sample_si_files
+from pipeline_helpers import (
+    add_entity_with_si,
+    history_rows,
+    job_rows,
+    materializations_of,
+    observations_of,
+    sample_si_files,
+)
 
 
 def run_job(settings: Settings, job_name: str, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
@@ -30,8 +37,8 @@ def test_parse_run_completes_good_documents_and_fails_only_the_bad_one(engine, s
         assert result.success
         # All five are Munich's, and one of its documents is not parsed: the court partition is
         # not materialized (it stays unsynced); an observation says what the batch did there.
-        assert not result.asset_materializations_for_node("company_records")
-        (observation,) = result.asset_observations_for_node("company_records")
+        assert not materializations_of(result, "company_records")
+        (observation,) = observations_of(result, "company_records")
         assert observation.partition == "D2601"
         metadata = {k: v.value for k, v in observation.metadata.items()}
         assert metadata["records"] == 4 and metadata["revisions_written"] == 4 and metadata["failed"] == 1

@@ -84,6 +84,13 @@ def test_dev_sh_serves_a_search_from_the_cli_and_ctrl_c_leaves_no_process(data_d
         company = hreg(env, "entity", "show", str(parsed[0]["id"])).stdout
         assert parsed[0]["name"] in company
 
+        # What Ctrl-C must stop: the embedded server and the code servers are among it.
+        running = processes_with(str(data_dir))
+        assert any(" -D " in cmd and "postgres" in cmd for cmd in running.values()), running
+        wait_until(
+            lambda: any("api grpc" in cmd for cmd in processes_with(str(data_dir)).values()), 60, "a code server"
+        )
+
         os.killpg(dev.pid, signal.SIGINT)  # Ctrl-C
         assert dev.wait(timeout=120) == 0, output.read_text()[-3000:]
         # Nothing of the stack is left: not the embedded PostgreSQL, the sample register, the

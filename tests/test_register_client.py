@@ -44,6 +44,13 @@ def no_faults(sample_register):
 
 @pytest.fixture
 def client(sample_register, tmp_path):
+    with PortalClient(sample_register.url, diagnostics_dir=tmp_path / "diagnostics") as client:
+        yield client
+
+
+@pytest.fixture
+def impatient_client(sample_register, tmp_path):
+    """A client that gives up after a second: a slow answer of the register times out for sure."""
     with PortalClient(sample_register.url, diagnostics_dir=tmp_path / "diagnostics", timeout_s=1.0) as client:
         yield client
 
@@ -198,13 +205,13 @@ def test_companies_without_shareholder_lists(client, corpus):
         ({"kind": "rate_limit_page"}, FailureClass.DEPENDENCY_UNAVAILABLE, "rate_limit_page"),
     ],
 )
-def test_transient_faults_during_a_search(sample_register, client, fault, failure_class, code):
+def test_transient_faults_during_a_search(sample_register, impatient_client, fault, failure_class, code):
     arm(sample_register, **fault)
     with pytest.raises(JobError) as caught:
-        client.search("Apple", SearchMode.ALL)
+        impatient_client.search("Apple", SearchMode.ALL)
     assert (caught.value.failure_class, caught.value.code, caught.value.source) == (failure_class, code, "register")
     # The fault was one response; the same client carries on.
-    assert client.search("Apple GmbH", SearchMode.EXACT)
+    assert impatient_client.search("Apple GmbH", SearchMode.EXACT)
 
 
 def test_truncated_si_download_is_transient(sample_register, client):

@@ -24,7 +24,14 @@ from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOL
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION, parse_si
-from pipeline_helpers import add_entity_with_si, history_rows, record_as_of, sample_si_files
+from pipeline_helpers import (
+    add_entity_with_si,
+    history_rows,
+    materializations_of,
+    record_as_of,
+    run_court_partitions,
+    sample_si_files,
+)
 from queue_helpers import expire_lease
 from sample_register.shareholder_lists import generate_list
 
@@ -74,11 +81,7 @@ def materialize_courts(first: str, last: str | None = None, *, success: bool = T
     else:
         options = {"tags": {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}}
     with dg.instance_for_test() as instance:
-        result = (
-            build_definitions()
-            .resolve_job_def("xml_parsing_job")
-            .execute_in_process(instance=instance, raise_on_error=False, **options)
-        )
+        result = run_court_partitions(build_definitions(), "company_records", instance, **options)
     assert result.success is success
     return result
 
@@ -89,12 +92,6 @@ def court_metadata(result: dg.ExecuteInProcessResult) -> dict[str, dict]:
         m.partition: {key: value.value for key, value in m.metadata.items()}
         for m in materializations_of(result, "company_records")
     }
-
-
-def materializations_of(result: dg.ExecuteInProcessResult, asset: str) -> list[dg.AssetMaterialization]:
-    """The run's materializations of ``asset`` (a run reports the partitions of its input documents too,
-    when no download run has reported them)."""
-    return [m for m in result.asset_materializations_for_node(asset) if m.asset_key == dg.AssetKey(asset)]
 
 
 def revisions(engine) -> list[sa.Row]:
@@ -431,8 +428,12 @@ def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engin
     defs = build_definitions(settings)
 
     def run(**options) -> dg.ExecuteInProcessResult:
+        """The sensor's run, or with ``partition_key`` a backfill's run of that court."""
         with dg.instance_for_test() as instance:
-            result = defs.resolve_job_def("shareholder_parsing_job").execute_in_process(instance=instance, **options)
+            if options:
+                result = run_court_partitions(defs, "shareholders", instance, **options)
+            else:
+                result = defs.resolve_job_def("shareholder_parsing_job").execute_in_process(instance=instance)
         assert result.success
         return result
 

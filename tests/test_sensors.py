@@ -118,3 +118,34 @@ def test_a_requested_run_claims_the_batch_its_sensor_requested_it_for(engine, se
         )
     assert statuses.pop(head_id) == "completed"
     assert list(statuses.values()) == ["queued", "queued"]
+
+
+def test_a_batch_still_due_after_its_run_ended_is_requested_again_under_a_new_key(engine, settings, samples_dir):
+    queue_xml_parsing(engine, settings, samples_dir, count=1, first_number=900, batch_size=1)
+    defs = build_definitions(settings)
+    job = defs.resolve_job_def("xml_parsing_job")
+
+    def run_of(request: dg.RunRequest) -> dg.DagsterRun:
+        """The run the daemon creates for ``request``, as yet not started."""
+        return instance.create_run_for_job(
+            job, run_config={}, tags={**request.tags, "dagster/run_key": request.run_key}
+        )
+
+    with dg.instance_for_test() as instance:
+        first = tick(defs, "xml_parsing_sensor", instance, cursor=None)
+        (request,) = first.run_requests
+        run = run_of(request)
+        # Its run has not started yet: it may still take the batch.
+        assert not tick(defs, "xml_parsing_sensor", instance, cursor=first.cursor).run_requests
+
+        # The launch fails (a code server that did not answer): the batch is still due, under a
+        # run key Dagster has already used.
+        instance.report_run_failed(run)
+        second = tick(defs, "xml_parsing_sensor", instance, cursor=first.cursor)
+        (retry,) = second.run_requests
+        assert retry.run_key != request.run_key
+        assert retry.tags["hreg/batch_head"] == request.tags["hreg/batch_head"]
+
+        instance.report_run_failed(run_of(retry))
+        (third,) = tick(defs, "xml_parsing_sensor", instance, cursor=second.cursor).run_requests
+    assert third.run_key not in (request.run_key, retry.run_key)

@@ -15,6 +15,7 @@ import pytest
 from orchestration.failures import FailureClass, JobError
 from orchestration.settings import LlmEndpoint
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
+from orchestration.shareholders.shareholder_list import Shareholder
 from sample_register.shareholder_lists import generate_list
 from shareholder_tables import table
 
@@ -124,10 +125,12 @@ STATED = {
     "register_court",
     "register_type",
     "register_number",
+    "register_country",
     "shares",
     "nominal_total",
     "percentage",
     "percentage_below_one",
+    "changes",
 }
 
 
@@ -272,3 +275,11 @@ def test_llm_without_an_endpoint_is_unavailable():
         extract_shareholders(SOME_TABLE, method="llm", llm=None)
 
     assert raised.value.failure_class == FailureClass.DEPENDENCY_UNAVAILABLE
+
+
+def test_a_german_register_the_model_names_without_a_country_is_in_germany():
+    # The model is asked for a country only for a foreign register, as the rules read it.
+    stated = {"kind": "organisation", "name": "Beispiel Holding GmbH", "shares": [], "nominal_total": "100.00"}
+    german = Shareholder.model_validate({**stated, "register_court": "München", "register_type": "HRB"})
+    foreign = Shareholder.model_validate({**stated, "register_court": "Companies House", "register_country": "GB"})
+    assert (german.register_country, foreign.register_country) == ("DE", "GB")

@@ -111,7 +111,11 @@ def test_a_list_that_misses_the_capital_needs_review():
     )
 
     assert checked.validation.status == "needs_review"
-    assert [c.name for c in checked.validation.failed] == ["nominal_sum_matches_capital", "percentages_match_nominal"]
+    assert [c.name for c in checked.validation.failed] == [
+        "nominal_sum_matches_capital",
+        "percentages_match_nominal",
+        "share_percentages_match_nominal",
+    ]
 
 
 def _words(y: float, cells: list[tuple[float, str]]) -> list[Word]:
@@ -170,3 +174,125 @@ def test_a_typed_list_headed_only_by_shareholder_and_shares():
         ("Beispiel AG", Decimal("5000.00")),
     ]
     assert read.total_nominal == Decimal("25000.00")
+
+
+SEVERAL_RANGES = [
+    "Lfd. Nr. der Geschäftsanteile",
+    "Gesellschafter",
+    "Nennbetrag je Geschäftsanteil in EUR",
+    "Zwischensumme in EUR",
+    "Summe der Nominalbeträge in EUR",
+    "Gesamtumfang der Beteiligung in %",
+    "Veränderungen",
+]
+
+
+def test_a_holder_of_several_ranges_with_intermediate_sums_and_totals():
+    checked = extract_shareholders(
+        table(
+            SEVERAL_RANGES,
+            [
+                [
+                    "1 – 6.250",
+                    "Lumière Distribution SAS",
+                    "je 1,00",
+                    "6.250,00 (25 %)",
+                    "7.875,00",
+                    "31,5 %",
+                    "Nr. 19.814 – 21.438",
+                ],
+                ["", "Handelsregister: Greffe du Tribunal", "", "", "", "", "erworben von der"],
+                ["", "de Commerce de Lyon, Registrierungs-", "", "", "", "", "Beispiel Verwaltungs GmbH"],
+                ["", "nummer: 812 345 678 R.C.S. Lyon", "", "", "", "", ""],
+                ["", "Sitz: Lyon, Frankreich", "", "", "", "", ""],
+                ["19.814 – 21.438", "", "je 1,00", "1.625,00 (6,5 %)", "", "", ""],
+                ["6.251 – 14.625", "Mustermann, Erika", "je 1,00", "8.375,00 (33,5 %)", "10.125,00", "40,5 %", ""],
+                ["", "geb. 01.01.1970, Köln", "", "", "", "", ""],
+                ["21.439 – 23.188", "", "je 1,00", "1.750,00 (7 %)", "", "", ""],
+                [
+                    "14.626 – 19.813",
+                    "Beispiel Verwaltungs GmbH",
+                    "je 1,00",
+                    "5.188,00 (20,75 %)",
+                    "7.000,00",
+                    "28 %",
+                    "",
+                ],
+                ["", "Sitz Bonn, Amtsgericht Bonn HRB 1234", "", "", "", "", ""],
+                ["23.189 – 25.000", "", "je 1,00", "1.812,00 (7,25 %)", "", "", ""],
+            ],
+        ),
+        capital=Decimal("25000"),
+        method="rules",
+    )
+
+    assert [(h.kind, h.nominal_total, h.percentage) for h in checked.shareholders] == [
+        ("organisation", Decimal("7875.00"), Decimal("31.5")),
+        ("person", Decimal("10125.00"), Decimal("40.5")),
+        ("organisation", Decimal("7000.00"), Decimal("28")),
+    ]
+    assert [[(s.number, s.last_number, s.percentage) for s in h.shares] for h in checked.shareholders] == [
+        [("1", "6250", Decimal("25")), ("19814", "21438", Decimal("6.5"))],
+        [("6251", "14625", Decimal("33.5")), ("21439", "23188", Decimal("7"))],
+        [("14626", "19813", Decimal("20.75")), ("23189", "25000", Decimal("7.25"))],
+    ]
+    french = checked.shareholders[0]
+    assert (french.name, french.seat) == ("Lumière Distribution SAS", "Lyon")
+    assert (french.register_court, french.register_number, french.register_country, french.register_type) == (
+        "Greffe du Tribunal de Commerce de Lyon",
+        "812345678",
+        "FR",
+        None,
+    )
+    assert french.changes == "Nr. 19.814 – 21.438 erworben von der Beispiel Verwaltungs GmbH"
+    assert checked.total_nominal == Decimal("25000.00")
+    assert checked.validation.status == "verified"
+
+
+def test_intermediate_sums_labelled_under_the_amount_without_total_columns():
+    read = extract(
+        table(
+            ["Lfd. Nr.", "Gesellschafter", "Nennbetrag in EUR", "Veränderungen"],
+            [
+                ["1 – 6.250", "Muster Holding GmbH, Sitz Köln", "je 1,00", ""],
+                ["", "", "Zwischensumme: 6.250,00 (25 %)", ""],
+                ["19.814 – 21.438", "", "je 1,00", ""],
+                ["", "", "Zwischensumme: 1.625,00 (6,5 %)", ""],
+                ["6.251 – 19.813", "Beispiel AG, Sitz Bonn", "je 1,00", ""],
+                ["", "", "Zwischensumme: 13.563,00 (54,25 %)", ""],
+                ["21.439 – 25.000", "", "je 1,00", ""],
+                ["", "", "Zwischensumme: 3.562,00 (14,25 %)", ""],
+            ],
+        )
+    )
+
+    assert [(h.nominal_total, h.percentage) for h in read.shareholders] == [
+        (Decimal("7875.00"), Decimal("31.5")),
+        (Decimal("17125.00"), Decimal("68.5")),
+    ]
+    assert read.total_nominal == Decimal("25000.00")
+    assert not read.total_stated  # no intermediate sum is taken for the list's total
+
+
+def test_a_share_beside_a_foreign_register_line_belongs_to_the_company_above():
+    read = extract(
+        table(
+            ["Lfd. Nr.", "Gesellschafter", "Nennbetrag in EUR", "Gesamtbeteiligung"],
+            [
+                ["1", "Dupont Conseil SAS", "5.000,00", "50 %"],
+                ["2", "Handelsregister: Greffe du Tribunal de Commerce de Lyon,", "5.000,00", ""],
+                ["", "Registrierungsnummer: 812 345 678 R.C.S. Lyon,", "", ""],
+                ["", "Sitz: Lyon, Frankreich", "", ""],
+                ["3", "Beispiel GmbH, Sitz Bonn", "10.000,00", "50 %"],
+            ],
+            rows_ruled=False,
+        )
+    )
+
+    french, german = read.shareholders
+    assert (french.name, french.nominal_total, french.register_number) == (
+        "Dupont Conseil SAS",
+        Decimal("10000.00"),
+        "812345678",
+    )
+    assert german.name == "Beispiel GmbH"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pandas as pd
 import sqlalchemy as sa
 
 from orchestration.shareholders.shareholder_list import Share, Shareholder, ShareholderList
@@ -111,7 +112,7 @@ def test_a_list_is_stored_once_per_revision(engine):
         (changed_id, 2, "Eva Fink"),
     ]
     assert names[0].percentage == Decimal("60.0")
-    assert names[0].shares == [{"number": "1", "last_number": None, "nominal": "15000"}]
+    assert names[0].shares == [{"number": "1", "last_number": None, "nominal": "15000", "percentage": None}]
 
 
 def test_same_list_against_another_capital_is_a_new_revision_with_its_failed_check(engine):
@@ -209,3 +210,48 @@ def test_the_newest_lists_by_review_status_with_what_to_look_at(engine):
     assert "nominal_sum_matches_capital" in entry["failed_checks"]
     # read from the text layer; OCR of the rendered pages was tried and read no better
     assert (entry["source"], entry["ocr_fallback"]) == ("text_layer", "not_better")
+
+
+def test_a_foreign_register_the_changes_and_range_percentages_are_stored(engine):
+    french = Shareholder(
+        kind="organisation",
+        name="Lumière Distribution SAS",
+        seat="Lyon",
+        register_court="Greffe du Tribunal de Commerce de Lyon",
+        register_number="812345678",
+        register_country="FR",
+        shares=[
+            Share(number="1", last_number="6250", nominal=Decimal(1), percentage=Decimal(25)),
+            Share(number="19814", last_number="21438", nominal=Decimal(1), percentage=Decimal("6.5")),
+        ],
+        nominal_total=Decimal(7875),
+        percentage=Decimal("31.5"),
+        changes="Nr. 19.814 – 21.438 erworben von der Beispiel GmbH",
+    )
+    rest = _organisation("Beispiel GmbH", "17125", "68.5", "Köln", "42", "6251").model_copy(
+        update={
+            "shares": [
+                Share(number="6251", last_number="19813", nominal=Decimal(1)),
+                Share(number="21439", last_number="25000", nominal=Decimal(1)),
+            ]
+        }
+    )
+    with engine.begin() as conn:
+        company = _entity(conn, "Muster GmbH", "100", court_name="Köln")
+        _store(conn, company, _list(french, rest))
+
+        frame = load_shareholders(conn)
+        shares = conn.execute(
+            sa.text("SELECT shares FROM content.shareholders WHERE entity_id = :id AND position = 1"), {"id": company}
+        ).scalar_one()
+
+    row = frame.loc[frame["name"] == "Lumière Distribution SAS"].iloc[0]
+    assert (row.register_court, row.register_number, row.register_country) == (
+        "Greffe du Tribunal de Commerce de Lyon",
+        "812345678",
+        "FR",
+    )
+    assert pd.isna(row.register_type)  # no German register type
+    assert row.changes == "Nr. 19.814 – 21.438 erworben von der Beispiel GmbH"
+    assert row.linked_entity_id is None
+    assert [share["percentage"] for share in shares] == ["25", "6.5"]

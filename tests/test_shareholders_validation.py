@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from decimal import Decimal
 
 import pytest
@@ -16,10 +17,12 @@ from sample_register.shareholder_lists import generate_list
 
 def _holder(name: str, nominal: str, percentage: str | None, *, numbers=None, below_one: bool = False) -> Shareholder:
     amount = Decimal(nominal)
+    stated = Decimal(percentage) if percentage is not None else None
     return Shareholder(
         kind="person",
         name=name,
-        shares=[Share(number=numbers or name[-1], nominal=amount)],
+        birth_date=date(1970, 1, 1),
+        shares=[Share(number=numbers or name[-1], nominal=amount, percentage=stated)],
         nominal_total=amount,
         percentage=Decimal(percentage) if percentage is not None else None,
         percentage_below_one=below_one,
@@ -180,3 +183,73 @@ def test_cli_shows_the_cells_a_person_should_look_at(samples_dir, tmp_path):
     assert "review status: needs_review" in result.stderr
     assert "failed check read_confidently" in result.stderr
     assert "low-confidence cell on page 1" in result.stderr
+
+
+def _organisation(name: str, **fields) -> Shareholder:
+    return Shareholder(
+        kind="organisation",
+        name=name,
+        shares=[Share(number="1", nominal=Decimal(100))],
+        nominal_total=Decimal(100),
+        percentage=Decimal(100),
+        **fields,
+    )
+
+
+@pytest.mark.parametrize(
+    ("holder", "passes"),
+    [
+        (_holder("A 1", "100", "100.0"), True),  # a birth date
+        (_holder("A 1", "100", "100.0").model_copy(update={"birth_date": None, "residence": "Köln"}), True),
+        (_organisation("Muster Holding GmbH"), True),  # a legal form
+        (_organisation("Muster", seat="Bonn"), True),
+        (_organisation("Muster", register_court="Greffe du Tribunal de Commerce de Lyon"), True),
+        # a French company recorded as a person: the legal form and the register are in its name
+        (
+            _holder("A 1", "100", "100.0").model_copy(
+                update={
+                    "name": "Lumière SAS, Handelsregister: Greffe du Tribunal de Commerce de Lyon",
+                    "birth_date": None,
+                    "residence": "Lyon, Frankreich",
+                }
+            ),
+            False,
+        ),
+        (_holder("A 1", "100", "100.0").model_copy(update={"birth_date": None}), False),  # neither
+        (_organisation("Muster GmbH", birth_date=date(1970, 1, 1)), False),  # both
+    ],
+)
+def test_the_kind_must_fit_what_is_read(holder, passes):
+    validation = validate(_list(holder), Decimal(100))
+
+    assert _statuses(_list(holder), Decimal(100))["kinds_match"] == ("passed" if passes else "failed")
+    assert validation.status == ("verified" if passes else "needs_review")
+
+
+def test_a_range_percentage_must_match_the_range():
+    holder = Shareholder(
+        kind="organisation",
+        name="Muster Holding GmbH",
+        shares=[
+            Share(number="1", last_number="6250", nominal=Decimal(1), percentage=Decimal(25)),
+            # the shareholder's stake printed where the range's intermediate sum belongs
+            Share(number="19814", last_number="21438", nominal=Decimal(1), percentage=Decimal("31.5")),
+        ],
+        nominal_total=Decimal(7875),
+        percentage=Decimal("31.5"),
+    )
+    rest = Shareholder(
+        kind="organisation",
+        name="Beispiel AG",
+        shares=[
+            Share(number="6251", last_number="19813", nominal=Decimal(1)),
+            Share(number="21439", last_number="25000", nominal=Decimal(1)),
+        ],
+        nominal_total=Decimal(17125),
+        percentage=Decimal("68.5"),
+    )
+
+    statuses = _statuses(_list(holder, rest, total="25000"), Decimal(25000))
+
+    assert statuses["share_percentages_match_nominal"] == "failed"
+    assert statuses["percentages_match_nominal"] == "passed"

@@ -6,17 +6,9 @@ from decimal import Decimal
 
 import pytest
 
-from orchestration.shareholders.cell_values import (
-    amounts_in,
-    currency_in,
-    firm_name,
-    is_organisation,
-    percentages_in,
-    register_of,
-    running_numbers_in,
-    seat_of,
-)
+from orchestration.shareholders.cell_values import amounts_in, currency_in, percentages_in, running_numbers_in
 from orchestration.shareholders.columns import Role, roles
+from orchestration.shareholders.firms import firm_name, is_organisation, register_of, seat_of
 
 
 @pytest.mark.parametrize(
@@ -96,7 +88,12 @@ def test_firm_seat_and_register():
     text = "Daimler Truck Financial Services GmbH, Sitz Stuttgart, Amtsgericht Stuttgart, HRB 778756"
     assert firm_name(text) == "Daimler Truck Financial Services GmbH"
     assert seat_of(text) == "Stuttgart"
-    assert register_of(text) == {"register_court": "Stuttgart", "register_type": "HRB", "register_number": "778756"}
+    assert register_of(text) == {
+        "register_court": "Stuttgart",
+        "register_type": "HRB",
+        "register_number": "778756",
+        "register_country": "DE",
+    }
 
 
 def test_foreign_register_and_the_luxembourg_form_as_ocr_reads_it():
@@ -104,6 +101,86 @@ def test_foreign_register_and_the_luxembourg_form_as_ocr_reads_it():
     assert firm_name(text) == "Amazon Europe Core S.à r.l."
     assert seat_of(text) == "Luxemburg"
     assert register_of(text)["register_number"] == "B180022"
+    assert register_of(text)["register_country"] == "LU"
+
+
+@pytest.mark.parametrize(
+    ("cell", "firm", "court", "number", "country"),
+    [
+        (
+            "Lumière Distribution SAS, Handelsregister: Greffe du Tribunal de Commerce de Lyon, "
+            "Registrierungsnummer: 812 345 678 R.C.S. Lyon, Sitz: Lyon, Frankreich",
+            "Lumière Distribution SAS",
+            "Greffe du Tribunal de Commerce de Lyon",
+            "812345678",
+            "FR",
+        ),
+        (
+            "Nordlicht Holding B.V., Sitz: Amsterdam, Niederlande, Kamer van Koophandel, KvK-nummer 34123456",
+            "Nordlicht Holding B.V.",
+            "Kamer van Koophandel",
+            "34123456",
+            "NL",
+        ),
+        (
+            "Thames Ventures Limited, registered with Companies House under Company No. 09876543, "
+            "seat: London, United Kingdom",
+            "Thames Ventures Limited",
+            "Companies House",
+            "09876543",
+            "GB",
+        ),
+        (
+            "Alpen Beteiligungs GmbH, Sitz: Wien, Österreich, Firmenbuch FN 123456 a, Handelsgericht Wien",
+            "Alpen Beteiligungs GmbH",
+            "Firmenbuch",
+            "FN123456a",
+            "AT",
+        ),
+        (
+            "Helvetia Invest AG, Sitz: Zug, Schweiz, Handelsregister des Kantons Zug, CHE-123.456.789",
+            "Helvetia Invest AG",
+            "Handelsregister des Kantons Zug",
+            "CHE-123.456.789",
+            "CH",
+        ),
+    ],
+)
+def test_foreign_companies_by_their_registers(cell, firm, court, number, country):
+    assert is_organisation(cell)
+    assert firm_name(cell) == firm
+    register = register_of(cell)
+    assert (register["register_court"], register["register_number"], register["register_country"]) == (
+        court,
+        number,
+        country,
+    )
+    assert register["register_type"] is None
+
+
+@pytest.mark.parametrize(
+    "firm",
+    [
+        "Lumière SASU",
+        "Société Lumière par actions simplifiée",
+        "Iberia Capital S.L.",
+        "Roma Partecipazioni S.p.A.",
+        "Milano Servizi S.r.l.",
+        "Nordic Invest AB",
+        "Dansk Holding A/S",
+        "Fjord Invest AS",
+        "Suomi Capital Oy",
+        "Acme Holdings Inc.",
+        "Acme Ventures LLC",
+        "Acme Corp.",
+        "Thames Ventures PLC",
+        "Brabant N.V.",
+        "Stichting Administratiekantoor Muster",
+        "Muster Foundation",
+    ],
+)
+def test_foreign_legal_forms(firm):
+    assert is_organisation(firm)
 
 
 def test_currency():
@@ -122,7 +199,10 @@ def test_currency():
         ("Stück GA*", {Role.COUNT}),
         ("Nennbetrag je Stück in EUR", {Role.NOMINAL}),
         ("bisherige lfd. Nr. GA*", {Role.IGNORED}),
-        ("Veränderungsspalte", {Role.IGNORED}),
+        ("Veränderungsspalte", {Role.CHANGES}),
+        ("Zwischensumme (in % des Stammkapitals)", {Role.SUBTOTAL}),
+        ("Summe der Nominal- beträge in EUR", {Role.NOMINAL_TOTAL}),
+        ("Gesamtumfang der Beteiligung in %", {Role.PERCENT_TOTAL}),
         ("Summeider' Nennbetfäge", {Role.NOMINAL_TOTAL}),  # as OCR read a shaded heading
         ("Wohnort / Sitz", {Role.DETAIL}),
     ],

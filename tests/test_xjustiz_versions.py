@@ -58,3 +58,37 @@ def test_historic_currency_of_35_is_read() -> None:
     data = data[:start] + "<tns:auswahl_waehrung><tns:historischeWaehrung>DEM</tns:historischeWaehrung>" + data[end:]
     record = parse_si(data.encode())
     assert record.capital is not None and record.capital.currency == "DEM"
+
+
+@pytest.mark.parametrize(
+    ("label", "code", "canonical"),
+    [
+        ("Abwickler", "262", "Abwickler(in)"),
+        ("Ständiger Vertreter", "290", "Ständige(r) Vertreter(in) für die Zweigniederlassung"),
+        ("Geschäftsführender Direktor", "268", "Geschäftsführende(r) Direktor(in)"),
+        ("Sonstiger Vertreter", "152", "Sonstige(r) Vertreter(in)"),
+    ],
+)
+def test_legacy_role_labels_seen_in_real_files_have_their_codes(label: str, code: str, canonical: str) -> None:
+    # The real 1.x sample with its managing directors named as other real 1.x files name these roles.
+    data = LEGACY_SAMPLE.read_text(encoding="utf-8").replace(
+        "<content>Geschäftsführer(in)</content>", f"<content>{label}</content>"
+    )
+
+    record = parse_si(data.encode())
+
+    renamed = [officer for officer in record.officers if officer.role_code == code]
+    assert len(renamed) == 3
+    assert {officer.role for officer in renamed} == {canonical}
+    assert not [officer for officer in record.officers if officer.role_code == ""]
+
+
+def test_legacy_foreign_legal_form_has_its_code() -> None:
+    data = LEGACY_SAMPLE.read_text(encoding="utf-8").replace(
+        "<content>Gesellschaft mit beschränkter Haftung</content>",
+        "<content>Rechtsform ausländischen Rechts HRB</content>",
+    )
+
+    record = parse_si(data.encode())
+
+    assert (record.legal_form.code, record.legal_form.label) == ("ausl. Rechtsform", "Rechtsform ausländischen Rechts")

@@ -8,6 +8,7 @@ evaluators never run the same action, and an action whose ``expires_at`` has pas
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,8 +22,10 @@ from sqlalchemy.engine import Engine
 from orchestration import companies
 from orchestration.automation import webhooks
 from orchestration.automation.monitoring_rules import Rule, get_rule
-from orchestration.automation.tables import notifications, scheduled_action, trigger_log
 from orchestration.automation.webhooks import Network
+from orchestration.db import queries
+
+QUERIES = queries.load("automation")
 
 RETRY_BACKOFF_BASE_S = 30
 RETRY_BACKOFF_CAP_S = 3600
@@ -64,15 +67,16 @@ def execute_database_action(
             companies.request_shareholder_research(conn, event["entity_id"], rule.created_by, "background")
     elif action_type == "notification":
         conn.execute(
-            notifications.insert().values(
-                organization_id=rule.organization_id,
-                user_id=action_config.get("user_id"),
-                trigger_rule_id=rule.id,
-                trigger_log_id=trigger_log_id,
-                entity_id=event.get("entity_id"),
-                title=event["summary"],
-                event=event,
-            )
+            QUERIES["insert_notification"],
+            {
+                "organization_id": rule.organization_id,
+                "user_id": action_config.get("user_id"),
+                "rule_id": rule.id,
+                "trigger_log_id": trigger_log_id,
+                "entity_id": event.get("entity_id"),
+                "title": event["summary"],
+                "event": json.dumps(event),
+            },
         )
     else:
         raise ValueError(f"{action_type} is not a database action")
@@ -87,24 +91,22 @@ def schedule_action(
 ) -> int:
     """Queue the rule's action for later; its expiry counts from when it is due."""
     config = rule.action_config
-    execute_at = sa.func.now() + timedelta(seconds=rule.delay_seconds)
     expires_after = config.get("expires_after_seconds")
     return conn.execute(
-        scheduled_action.insert()
-        .values(
-            trigger_rule_id=rule.id,
-            trigger_log_id=trigger_log_id,
-            subject_id=subject_id,
-            organization_id=rule.organization_id,
-            action_type=rule.action_type,
-            action_config=config,
-            source_config=rule.source_config,
-            event=event,
-            execute_at=execute_at,
-            expires_at=execute_at + timedelta(seconds=expires_after) if expires_after else None,
-            max_retries=config.get("max_retries", 0),
-        )
-        .returning(scheduled_action.c.id)
+        QUERIES["schedule_action"],
+        {
+            "rule_id": rule.id,
+            "trigger_log_id": trigger_log_id,
+            "subject_id": subject_id,
+            "organization_id": rule.organization_id,
+            "action_type": rule.action_type,
+            "action_config": json.dumps(config),
+            "source_config": json.dumps(rule.source_config),
+            "event": json.dumps(event),
+            "delay": timedelta(seconds=rule.delay_seconds),
+            "expires_after": timedelta(seconds=expires_after) if expires_after else None,
+            "max_retries": config.get("max_retries", 0),
+        },
     ).scalar_one()
 
 
@@ -120,39 +122,24 @@ class DeliverySummary:
         setattr(self, status, getattr(self, status) + 1)
 
 
-_action = scheduled_action.c
+_STALE_CLAIM = {"stale_after": timedelta(seconds=STALE_CLAIM_S)}
 
 
-def _stale_claim() -> sa.ColumnElement[bool]:
-    return sa.and_(
-        _action.status == "processing", _action.updated_at < sa.func.now() - timedelta(seconds=STALE_CLAIM_S)
-    )
+def _settle_firing(conn: sa.Connection, trigger_log_id: int | None, status: str, error: str | None) -> None:
+    if trigger_log_id is not None:
+        conn.execute(QUERIES["settle_firing"], {"id": trigger_log_id, "status": status, "error_message": error})
 
 
 def _settle(conn: sa.Connection, action: sa.Row, status: str, error: str | None = None) -> None:
     """Give a scheduled action its final status, and the firing it belongs to its outcome."""
     conn.execute(
-        scheduled_action.update()
-        .where(_action.id == action.id)
-        .values(
-            status=status,
-            last_error=sa.func.coalesce(sa.literal(error, sa.Text), _action.last_error),
-            updated_at=sa.func.now(),
-            # It ran when it completed or failed; an expired or cancelled action never ran.
-            executed_at=sa.func.now() if status in ("completed", "failed") else None,
-        )
+        QUERIES["settle_action"],
+        # It ran when it completed or failed; an expired or cancelled action never ran.
+        {"id": action.id, "status": status, "error": error, "ran": status in ("completed", "failed")},
     )
-    if action.trigger_log_id is not None:
-        conn.execute(
-            trigger_log.update()
-            .where(trigger_log.c.id == action.trigger_log_id)
-            # A success after retries leaves the failed attempts in the action's last_error only.
-            .values(
-                status=_LOG_STATUS[status],
-                error_message=None if status == "completed" else error or action.last_error,
-                completed_date=sa.func.now(),
-            )
-        )
+    # A success after retries leaves the failed attempts in the action's last_error only.
+    log_error = None if status == "completed" else error or action.last_error
+    _settle_firing(conn, action.trigger_log_id, _LOG_STATUS[status], log_error)
 
 
 def _retry_or_fail(conn: sa.Connection, action: sa.Row, error: str, retryable: bool) -> str:
@@ -168,60 +155,25 @@ def _retry_or_fail(conn: sa.Connection, action: sa.Row, error: str, retryable: b
         return "expired"
     message = f"attempt {attempt}: {error}; retrying at {retry_at.isoformat(timespec='seconds')}"
     conn.execute(
-        scheduled_action.update()
-        .where(_action.id == action.id)
-        .values(
-            status="pending", retry_count=attempt, execute_at=retry_at, last_error=message, updated_at=sa.func.now()
-        )
+        QUERIES["retry_action"],
+        {"id": action.id, "retry_count": attempt, "execute_at": retry_at, "last_error": message},
     )
     if action.trigger_log_id is not None:
-        conn.execute(
-            trigger_log.update().where(trigger_log.c.id == action.trigger_log_id).values(error_message=message)
-        )
+        conn.execute(QUERIES["note_firing_error"], {"id": action.trigger_log_id, "error_message": message})
     return "retried"
 
 
 def expire_overdue(conn: sa.Connection) -> int:
     """Mark every waiting action whose expiry has passed as expired; returns how many."""
-    expired = conn.execute(
-        scheduled_action.update()
-        .where(_action.expires_at <= sa.func.now(), sa.or_(_action.status == "pending", _stale_claim()))
-        .values(status="expired", updated_at=sa.func.now())
-        .returning(_action.trigger_log_id, _action.last_error)
-    ).all()
+    expired = conn.execute(QUERIES["expire_overdue_actions"], _STALE_CLAIM).all()
     for row in expired:
-        if row.trigger_log_id is not None:
-            conn.execute(
-                trigger_log.update()
-                .where(trigger_log.c.id == row.trigger_log_id)
-                .values(
-                    status="expired",
-                    error_message=row.last_error or "expired before it could run",
-                    completed_date=sa.func.now(),
-                )
-            )
+        _settle_firing(conn, row.trigger_log_id, "expired", row.last_error or "expired before it could run")
     return len(expired)
 
 
 def claim_due_actions(conn: sa.Connection, limit: int) -> list[sa.Row]:
     """Take up to ``limit`` due, unexpired actions; concurrent claimers get disjoint sets."""
-    due = (
-        sa.select(_action.id)
-        .where(
-            sa.or_(sa.and_(_action.status == "pending", _action.execute_at <= sa.func.now()), _stale_claim()),
-            sa.or_(_action.expires_at.is_(None), _action.expires_at > sa.func.now()),
-        )
-        .order_by(_action.execute_at, _action.id)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
-        .cte("due")
-    )
-    return conn.execute(
-        scheduled_action.update()
-        .where(_action.id == due.c.id)
-        .values(status="processing", updated_at=sa.func.now())
-        .returning(*scheduled_action.c)
-    ).all()
+    return conn.execute(QUERIES["claim_due_actions"], {**_STALE_CLAIM, "limit": limit}).all()
 
 
 def _run_claimed(conn: sa.Connection, action: sa.Row, allowed_networks: Sequence[Network]) -> str:

@@ -7,6 +7,7 @@ index of automation.trigger_log makes a rule fire at most once per event.
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import timedelta
 from enum import StrEnum
@@ -16,7 +17,9 @@ import sqlalchemy as sa
 from orchestration.automation.actions import ActionError, describe_error, execute_database_action, schedule_action
 from orchestration.automation.monitoring_rules import FREQUENCY_WINDOW_SECONDS, Rule
 from orchestration.automation.sources import Event
-from orchestration.automation.tables import trigger_log
+from orchestration.db import queries
+
+QUERIES = queries.load("automation")
 
 # First key of the advisory locks on rules ("hrea"); the second is the rule id.
 _RULE_LOCK_CLASS = 0x68726561
@@ -38,13 +41,9 @@ class FiringOutcome(StrEnum):
 
 def fired_within(conn: sa.Connection, rule_id: int, seconds: int | None, subject_id: uuid.UUID | None = None) -> bool:
     """Whether the rule fired in the last ``seconds`` (ever, when None), for one subject or any."""
-    log = trigger_log.c
-    query = sa.select(log.id).where(log.trigger_rule_id == rule_id).limit(1)
-    if subject_id is not None:
-        query = query.where(log.subject_id == subject_id)
-    if seconds is not None:
-        query = query.where(log.created_date > sa.func.now() - timedelta(seconds=seconds))
-    return conn.execute(query).first() is not None
+    window = None if seconds is None else timedelta(seconds=seconds)
+    parameters = {"rule_id": rule_id, "window": window, "subject_id": subject_id}
+    return conn.execute(QUERIES["fired_within"], parameters).first() is not None
 
 
 def _held_back(conn: sa.Connection, rule: Rule, subject_id: uuid.UUID, apply_cooldown: bool) -> bool:
@@ -61,12 +60,8 @@ def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool 
     ``conn`` must not be in a transaction: each firing commits on its own. ``apply_cooldown`` is
     False inside a scheduled run, whose cooldown is checked once per run."""
     with conn.begin():
-        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_RULE_LOCK_CLASS, rule.id)))
-        already = conn.execute(
-            sa.select(trigger_log.c.id).where(
-                trigger_log.c.trigger_rule_id == rule.id, trigger_log.c.event_key == event.key
-            )
-        ).first()
+        conn.execute(QUERIES["lock_rule"], {"lock_class": _RULE_LOCK_CLASS, "rule_id": rule.id})
+        already = conn.execute(QUERIES["fired_for_event"], {"rule_id": rule.id, "event_key": event.key}).first()
         if already is not None:
             return FiringOutcome.ALREADY_FIRED
         if _held_back(conn, rule, event.subject_id, apply_cooldown):
@@ -74,21 +69,20 @@ def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool 
 
         document = event.as_json()
         log_id = conn.execute(
-            trigger_log.insert()
-            .values(
-                trigger_rule_id=rule.id,
-                event_key=event.key,
-                subject_id=event.subject_id,
-                trigger_on=event.source_type,
-                event=document,
-                action_type=rule.action_type,
+            QUERIES["log_firing"],
+            {
+                "rule_id": rule.id,
+                "event_key": event.key,
+                "subject_id": event.subject_id,
+                "trigger_on": event.source_type,
+                "event": json.dumps(document),
+                "action_type": rule.action_type,
                 # The log is read more widely than the rules: it keeps no webhook secret.
-                action_config={k: v for k, v in rule.action_config.items() if k != "secret"},
-                status="scheduled" if rule.runs_later else "success",
-                organization_id=rule.organization_id,
-                completed_date=None if rule.runs_later else sa.func.now(),
-            )
-            .returning(trigger_log.c.id)
+                "action_config": json.dumps({k: v for k, v in rule.action_config.items() if k != "secret"}),
+                "status": "scheduled" if rule.runs_later else "success",
+                "organization_id": rule.organization_id,
+                "completed": not rule.runs_later,
+            },
         ).scalar_one()
         if rule.runs_later:
             schedule_action(conn, rule, event.subject_id, document, log_id)
@@ -97,10 +91,6 @@ def fire(conn: sa.Connection, rule: Rule, event: Event, *, apply_cooldown: bool 
             with conn.begin_nested():
                 execute_database_action(conn, rule, rule.action_type, rule.action_config, document, log_id)
         except (ActionError, sa.exc.DBAPIError) as exc:
-            conn.execute(
-                trigger_log.update()
-                .where(trigger_log.c.id == log_id)
-                .values(status="failed", error_message=describe_error(exc))
-            )
+            conn.execute(QUERIES["fail_firing"], {"id": log_id, "error_message": describe_error(exc)})
             return FiringOutcome.FAILED
         return FiringOutcome.SUCCEEDED

@@ -32,6 +32,7 @@ Every action may wait ``delay_seconds`` before it runs.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -42,9 +43,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import sqlalchemy as sa
 from croniter import croniter
-from sqlalchemy.dialects.postgresql import insert
 
-from orchestration.automation.tables import trigger_log, trigger_rule, watch_list
 from orchestration.db import queries
 from orchestration.failures import FailureClass
 
@@ -257,62 +256,47 @@ def create_rule(
         known = set(conn.execute(QUERIES["job_type_names"]).scalars())
         _check_list("job_types", source_config["job_types"], sorted(known))
     row = conn.execute(
-        trigger_rule.insert()
-        .values(
-            name=name.strip(),
-            organization_id=_check_uuid("organization_id", organization_id),
-            source_type=source_type,
-            source_config=source_config,
-            action_type=action_type,
-            action_config=action_config,
-            frequency=frequency,
-            cooldown_seconds=cooldown_seconds,
-            created_by=created_by and _check_uuid("created_by", created_by),
-            enabled=enabled,
-        )
-        .returning(*trigger_rule.c)
+        QUERIES["create_rule"],
+        {
+            "name": name.strip(),
+            "organization_id": _check_uuid("organization_id", organization_id),
+            "source_type": source_type,
+            "source_config": json.dumps(source_config),
+            "action_type": action_type,
+            "action_config": json.dumps(action_config),
+            "frequency": frequency,
+            "cooldown_seconds": cooldown_seconds,
+            "created_by": created_by and _check_uuid("created_by", created_by),
+            "enabled": enabled,
+        },
     ).one()
     return Rule.from_row(row)
 
 
 def get_rule(conn: sa.Connection, rule_id: int) -> Rule | None:
-    row = conn.execute(sa.select(trigger_rule).where(trigger_rule.c.id == rule_id)).first()
+    row = conn.execute(QUERIES["rule"], {"id": rule_id}).first()
     return Rule.from_row(row) if row else None
 
 
 def list_rules(conn: sa.Connection, organization_id: uuid.UUID | str | None = None) -> list[Rule]:
     """Rules that are not deleted, enabled or not, oldest first."""
-    query = sa.select(trigger_rule).where(trigger_rule.c.deleted_date.is_(None)).order_by(trigger_rule.c.id)
     if organization_id is not None:
-        query = query.where(trigger_rule.c.organization_id == _check_uuid("organization_id", organization_id))
-    return [Rule.from_row(row) for row in conn.execute(query)]
+        organization_id = _check_uuid("organization_id", organization_id)
+    return [Rule.from_row(row) for row in conn.execute(QUERIES["rules"], {"organization_id": organization_id})]
 
 
 def live_rules(conn: sa.Connection, source_types: Iterable[str]) -> list[Rule]:
     """Enabled, not deleted rules of these source types: what evaluators act on."""
-    query = (
-        sa.select(trigger_rule)
-        .where(
-            trigger_rule.c.source_type.in_(list(source_types)),
-            trigger_rule.c.enabled,
-            trigger_rule.c.deleted_date.is_(None),
-        )
-        .order_by(trigger_rule.c.id)
-    )
-    return [Rule.from_row(row) for row in conn.execute(query)]
+    rows = conn.execute(QUERIES["live_rules"], {"source_types": list(source_types)})
+    return [Rule.from_row(row) for row in rows]
 
 
 def disable_rule(conn: sa.Connection, rule_id: int, updated_by: uuid.UUID | str | None = None) -> bool:
     """Stop a rule from firing; its pending scheduled actions are cancelled when they come due.
 
     Returns False when no such rule exists (or it is deleted)."""
-    result = conn.execute(
-        trigger_rule.update()
-        .where(trigger_rule.c.id == rule_id, trigger_rule.c.deleted_date.is_(None))
-        .values(
-            enabled=False, updated_by=updated_by and _check_uuid("updated_by", updated_by), updated_date=sa.func.now()
-        )
-    )
+    updated_by = updated_by and _check_uuid("updated_by", updated_by)
+    result = conn.execute(QUERIES["disable_rule"], {"id": rule_id, "updated_by": updated_by})
     return result.rowcount == 1
 
 
@@ -330,39 +314,21 @@ def watch(
         rule = get_rule(conn, rule_id)
         if rule is None or str(rule.organization_id) != organization_id:
             raise RuleConfigError(f"organization {organization_id} has no rule {rule_id}")
-    rows = [
-        {
-            "organization_id": organization_id,
-            "trigger_rule_id": rule_id,
-            "entity_id": _check_uuid("entity id", entity_id),
-            "added_by": added_by and _check_uuid("added_by", added_by),
-        }
-        for entity_id in entity_ids
-    ]
-    if not rows:
+    added_by = added_by and _check_uuid("added_by", added_by)
+    wanted = list(dict.fromkeys(_check_uuid("entity id", entity_id) for entity_id in entity_ids))
+    if not wanted:
         return 0
-    wanted = {row["entity_id"] for row in rows}
-    known = set(conn.execute(QUERIES["known_entities"], {"ids": list(wanted)}).scalars())
-    if wanted - known:
-        raise RuleConfigError(f"no such companies: {sorted(wanted - known)}")
-    result = conn.execute(insert(watch_list).values(rows).on_conflict_do_nothing(constraint="uq_watch_list"))
+    known = set(conn.execute(QUERIES["known_entities"], {"ids": wanted}).scalars())
+    if set(wanted) - known:
+        raise RuleConfigError(f"no such companies: {sorted(set(wanted) - known)}")
+    result = conn.execute(
+        QUERIES["watch"],
+        {"organization_id": organization_id, "rule_id": rule_id, "entity_ids": wanted, "added_by": added_by},
+    )
     return result.rowcount
 
 
 def rule_log(conn: sa.Connection, rule_id: int, limit: int = 20) -> list[dict[str, Any]]:
     """The rule's most recent firings, newest first."""
-    query = (
-        sa.select(
-            trigger_log.c.id,
-            trigger_log.c.created_date,
-            trigger_log.c.trigger_on,
-            trigger_log.c.subject_id,
-            trigger_log.c.status,
-            trigger_log.c.error_message,
-            trigger_log.c.event["summary"].astext.label("summary"),
-        )
-        .where(trigger_log.c.trigger_rule_id == rule_id)
-        .order_by(trigger_log.c.created_date.desc(), trigger_log.c.id.desc())
-        .limit(limit)
-    )
-    return [dict(row._mapping) for row in conn.execute(query)]
+    rows = conn.execute(QUERIES["rule_log"], {"rule_id": rule_id, "limit": limit})
+    return [dict(row._mapping) for row in rows]

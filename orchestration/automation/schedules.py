@@ -15,18 +15,14 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 from croniter import croniter
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Engine
 
 from orchestration.automation.firing import FiringOutcome, fire, fired_within
 from orchestration.automation.monitoring_rules import Rule, live_rules
 from orchestration.automation.sources import Event
-from orchestration.automation.tables import scheduled_trigger_execution
 from orchestration.db import queries
 
 QUERIES = queries.load("automation")
-
-_execution = scheduled_trigger_execution.c
 
 
 def latest_due_time(cron: str, timezone_name: str, now: datetime) -> datetime:
@@ -51,32 +47,25 @@ class ScheduledRun:
 def _claim_run(conn: sa.Connection, rule: Rule, now: datetime) -> datetime | None:
     """Insert the execution row of the rule's latest due time; None when it is not due or taken."""
     due = latest_due_time(rule.source_config["cron"], rule.source_config.get("timezone", "UTC"), now)
-    last = conn.execute(
-        sa.select(sa.func.max(_execution.scheduled_at)).where(_execution.trigger_rule_id == rule.id)
-    ).scalar()
+    last = conn.execute(QUERIES["last_scheduled_time"], {"rule_id": rule.id}).scalar()
     if due <= max(filter(None, (last, rule.created_date))):
         return None
-    claimed = conn.execute(
-        insert(scheduled_trigger_execution)
-        .values(trigger_rule_id=rule.id, scheduled_at=due)
-        .on_conflict_do_nothing(constraint="uq_scheduled_trigger_execution")
-        .returning(_execution.id)
-    ).first()
+    claimed = conn.execute(QUERIES["claim_scheduled_time"], {"rule_id": rule.id, "scheduled_at": due}).first()
     return due if claimed else None
 
 
 def _finish_run(conn: sa.Connection, run: ScheduledRun) -> None:
     conn.execute(
-        scheduled_trigger_execution.update()
-        .where(_execution.trigger_rule_id == run.rule_id, _execution.scheduled_at == run.scheduled_at)
-        .values(
-            status=run.status,
-            total_entities=run.total,
-            processed_entities=run.processed,
-            failed_entities=run.failed,
-            error_message=run.error,
-            completed_at=sa.func.now(),
-        )
+        QUERIES["finish_scheduled_run"],
+        {
+            "rule_id": run.rule_id,
+            "scheduled_at": run.scheduled_at,
+            "status": run.status,
+            "total": run.total,
+            "processed": run.processed,
+            "failed": run.failed,
+            "error_message": run.error,
+        },
     )
 
 

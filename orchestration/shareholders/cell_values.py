@@ -1,5 +1,4 @@
-"""Cell text into values: German (and English) amounts, percentages, running numbers, legal forms,
-registers, birth dates."""
+"""Cell text into values: German (and English) amounts, percentages, running numbers, birth dates."""
 
 from __future__ import annotations
 
@@ -35,40 +34,6 @@ RANGE = re.compile(
 )
 SINGLE = re.compile(rf"(?<![\d.,])(?P<first>{_NUMBER})\.?(?![\d,])")
 BIRTH = re.compile(r"(?P<day>\d{1,2})\.\s?(?P<month>\d{1,2})\.\s?(?P<year>(?:19|20)\d{2})")
-
-LEGAL_FORM = re.compile(
-    r"(?<![\w])(?:g?GmbH|mbH|AG|SE|KG|KGaA|OHG|oHG|UG|eG|e\.\s?V\.|e\.\s?K\.|GbR|PartG(?:mbB)?|Stiftung|Verein|"
-    r"Genossenschaft|Gesellschaft|Ltd\.?|Limited|LLC|LLP|Inc\.?|Corp\.?|Corporation|plc|B\.?\s?V\.?|N\.\s?V\.|"
-    r"S\.\s?(?:à|a|ä)\s?r\.\s?l\.|S\.?A\.?R\.?L\.?|SARL|S\.\s?A\.|S\.\s?A\.\s?S\.|SAS|S\.\s?p\.\s?A\.|S\.\s?r\.\s?l\.|"
-    r"A/S|ApS|AB|Oy|GesmbH|Holding|& Co\.)(?![\w])"
-    # Firms named by their kind of company ("Aktiengesellschaft"), and public bodies, which hold
-    # shares of municipal companies without any legal-form abbreviation.
-    r"|\w*(?:gesellschaft|genossenschaft|stiftung|verband|verein)\b|"
-    r"\b(?:Stadt|Gemeinde|Landkreis|Freistaat|Land|Bundesrepublik|Landeshauptstadt|Hansestadt|"
-    r"Zweckverband|Anstalt|Körperschaft|Sparkasse|Kirchengemeinde|Universität|Hochschule|Kammer)\s+[A-ZÄÖÜ]"
-)
-# Where an organisation's firm ends: its seat, its register, a following place after a comma.
-FIRM_END = re.compile(
-    r"\s*,?\s*(?:\(|\b)(?:mit\s+(?:dem\s+)?Sitz|Sitz\b|with\s+(?:its\s+)?(?:registered\s+)?seat|registered\s+(?:with|in|at)|"
-    r"seat\b|eingetragen|Amtsgericht|AG\s+\w+\s+(?:HR[AB]|VR|GnR)|Registergericht|(?:HRA|HRB|VR|GnR|PR)\s*\d|"
-    r"R\.?\s?C\.?\s?S\.?|Companies\s+Registration|Handelsregister|Register)",
-    re.I,
-)
-REGISTER = re.compile(
-    r"(?:(?:Amtsgericht|AG|Registergericht|Local\s+Court(?:\s+of)?)\s+(?P<court>[A-ZÄÖÜ][\w\-]+(?:\s+(?:am|an\s+der|in|im|a\.\s?M\.|\([\w\s]+\))(?:\s+[A-ZÄÖÜ][\w\-]+)?)?)"
-    r"[\s,\u2013\u2014-]*(?:unter\s+)?)?"
-    r"(?P<type>HRA|HRB|VR|GnR|PR)\s*(?P<number>\d[\d.]*(?:\s+[A-Z]{1,2}\b)?)"
-)
-FOREIGN_REGISTER = re.compile(
-    r"(?P<name>R\.?\s?C\.?\s?S\.?\s+\w+|Companies\s+Registration\s+Office|Kamer\s+van\s+Koophandel|KvK)"
-    r"[^\d]{0,40}?(?P<number>[A-Z]?\s?\d[\d\s]{2,})",
-    re.I,
-)
-SEAT = re.compile(
-    r"(?:mit\s+(?:dem\s+)?Sitz\s+(?:in\s+)?|Sitz:?\s+(?:in\s+)?|with\s+(?:its\s+)?(?:registered\s+)?(?:seat|office)\s+(?:in\s+)?|"
-    r"(?:registered\s+)?(?:seat|office):?\s+(?:in\s+)?)"
-    r"(?P<place>[A-ZÄÖÜ][\w\-]+(?:\s+(?:am|an\s+der|in|im|a\.\s?M\.|bei)\s+[A-ZÄÖÜ][\w\-]+|\s+\([\w\s]+\))?)"
-)
 
 
 def parse_amount(text: str) -> Decimal:
@@ -162,54 +127,6 @@ def running_numbers_in(text: str) -> list[tuple[str, str | None]]:
             continue
         found.append((match.start(), running_number(match.group("first")), None))
     return [(first, last) for _, first, last in sorted(found)]
-
-
-def is_organisation(text: str) -> bool:
-    return bool(LEGAL_FORM.search(text) or REGISTER.search(text) or FOREIGN_REGISTER.search(text))
-
-
-# OCR's readings of the Luxembourg "S.à r.l." (German models know no "à"): "S.ä r.l.", "S.a rr.l.".
-_SARL = re.compile(r"\bS\.\s?[àaäá]\s?r{1,2}\s?\.\s?l\s?\.", re.IGNORECASE)
-
-
-def firm_name(text: str) -> str:
-    """The firm of an organisation: up to its seat or register, or the comma after its legal form."""
-    text = _SARL.sub("S.à r.l.", text)
-    end = FIRM_END.search(text)
-    head = text[: end.start()] if end and end.start() > 0 else text
-    forms = list(LEGAL_FORM.finditer(head))
-    if forms:
-        after = head[forms[-1].end() :]
-        if "," in after:
-            head = head[: forms[-1].end() + after.index(",")]
-    return head.strip(" ,;/")
-
-
-def seat_of(text: str) -> str | None:
-    match = SEAT.search(text)
-    if match:
-        return match.group("place")
-    after_comma = re.search(r",\s*(?P<place>[A-ZÄÖÜ][\w\-]+)\s*(?:\(|$|,)", text)
-    return after_comma.group("place") if after_comma else None
-
-
-def register_of(text: str) -> dict:
-    """Register court, type and number; a foreign register by its name and number."""
-    match = REGISTER.search(text)
-    if match:
-        return {
-            "register_court": match.group("court"),
-            "register_type": match.group("type"),
-            "register_number": re.sub(r"\.", "", match.group("number")).strip(),
-        }
-    foreign = FOREIGN_REGISTER.search(text)
-    if foreign:
-        return {
-            "register_court": re.sub(r"\s+", " ", foreign.group("name")).strip(),
-            "register_type": None,
-            "register_number": re.sub(r"\s+", "", foreign.group("number")),
-        }
-    return {}
 
 
 def birth_date_in(text: str) -> tuple[date | None, re.Match | None]:

@@ -17,8 +17,13 @@ class Role(StrEnum):
     NOMINAL_TOTAL = "nominal_total"  # the shareholder's total nominal amount
     PERCENT = "percent"  # percentage per share
     PERCENT_TOTAL = "percent_total"  # the shareholder's total percentage
-    IGNORED = "ignored"  # changes, remarks, previous numbers
+    SUBTOTAL = "subtotal"  # a row's intermediate sum ("Zwischensumme"), its percentage in brackets
+    CHANGES = "changes"  # changes and remarks: where shares came from
+    IGNORED = "ignored"  # previous numbers
 
+
+# Columns of free text: kept or skipped as read, never checked, so OCR's doubts there send no list to review.
+FREE_TEXT = frozenset({Role.CHANGES, Role.IGNORED})
 
 # Heading words as notaries write them; OCR's misreadings of them are taken for them.
 _VOCABULARY = [
@@ -52,6 +57,9 @@ _VOCABULARY = [
     "veranderungsspalte",
     "anteil",
     "ubernommenen",
+    "zwischensumme",
+    "nominalbetrage",
+    "gesamtumfang",
 ]
 
 
@@ -74,7 +82,9 @@ def _known_word(word: str) -> str:
     return "summe der" if match[0] == "summeder" else match[0]
 
 
-_CHANGES = re.compile(r"veranderung|change|bemerkung|remark|bisherig|previous|fruher|anmerkung")
+_CHANGES = re.compile(r"veranderung|change|bemerkung|remark|anmerkung")
+_PREVIOUS = re.compile(r"bisherig|previous|fruher")
+_SUBTOTAL = re.compile(r"zwischensumme|subtotal|intermediate")
 _PERCENT = re.compile(r"prozent|percent|beteiligung|participation|anteil am\b|quote")
 _AMOUNT = re.compile(r"nennbetrag|betrag|stammeinlage|einlage|nominal|\beuro\b|\beur\b|amount")
 _NAME = re.compile(r"\bname|firma|vorname|inhaber")
@@ -93,7 +103,11 @@ def roles(heading: str) -> set[Role]:
         return set()
     named = bool(_NAME.search(text))
     if _CHANGES.search(text) and not named:
+        return {Role.CHANGES}
+    if _PREVIOUS.search(text) and not named:
         return {Role.IGNORED}
+    if _SUBTOTAL.search(text) and not named:
+        return {Role.SUBTOTAL}
     if not named and (_PERCENT.search(text) or ("%" in text and not _AMOUNT.search(text))):
         per_share = _PER_SHARE.search(text) and not re.search(r"jedes gesellschafters|per shareholder", text)
         return {Role.PERCENT if per_share or not _TOTAL.search(text) else Role.PERCENT_TOTAL}

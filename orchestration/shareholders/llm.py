@@ -31,14 +31,19 @@ You read the table of a German shareholder list (Gesellschafterliste, GmbHG §40
 its column headings and its lines, each a mapping from heading to the text of that cell, and
 return its shareholders as JSON matching the schema. The cells may come from OCR and contain small
 errors. A shareholder's cells may run over several lines; the changes column (Veränderungen) is
-never part of a name.
+never part of a name: its text beside the shareholder's rows goes to changes.
 - One entry per shareholder, in the order of the list, with all of their shares.
 - kind: "person" for a natural person, "organisation" for a company, foundation or association.
 - Persons: name as "First Last", first_name, last_name, birth_date (YYYY-MM-DD), residence.
-- Organisations: name is the firm; seat; register_court as the court's place (e.g. "München"),
+- Organisations: name is the firm alone; seat; register_court as the court's place (e.g. "München"),
   register_type (HRA, HRB, GnR, PR, VR) and register_number with any suffix (e.g. "12345 B").
+  A foreign register: register_court is its court or authority ("Greffe du Tribunal de Commerce
+  de Lyon", "Companies House"), register_type null, register_number its number; register_country
+  the ISO code of the register's country ("FR").
 - shares: one entry per running number, or per range: "1 bis 12.500" is number "1",
-  last_number "12500"; nominal is the nominal amount of EACH share in the row.
+  last_number "12500"; nominal is the nominal amount of EACH share in the row; percentage the
+  row's own percentage where the list states one (a range's intermediate sum, "Zwischensumme
+  6.250,00 (25 %)"), else null. A range's intermediate sum is never the shareholder's total.
 - Amounts and percentages are decimal strings with a dot and no thousands separator
   ("12500.00", "66.7"), keeping the printed number of decimals of a percentage.
 - percentage: the shareholder's total percentage as printed. If the list prints "< 1 %", set

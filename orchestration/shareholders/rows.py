@@ -3,7 +3,9 @@
 A row starts where a rule crosses the shareholder column, or, in lists without such rules, where
 a new running number starts. A row without a shareholder of its own (a further share line beside
 a merged cell) belongs to the shareholder before it, and rows naming the same shareholder again
-(one row per share) are one shareholder. Text in the changes column is never read.
+(one row per share) are one shareholder. A row's intermediate sum ("Zwischensumme", in its own
+column or labelled in the amount's cell) gives the percentage of that row's shares, never the
+shareholder's or the list's total. The changes column is kept as text per shareholder.
 """
 
 from __future__ import annotations
@@ -19,16 +21,13 @@ from orchestration.shareholders.cell_values import (
     amounts_in,
     birth_date_in,
     currency_in,
-    firm_name,
-    is_organisation,
     percentages_in,
-    register_of,
     running_numbers_in,
-    seat_of,
     without_money,
 )
 from orchestration.shareholders.columns import Role
-from orchestration.shareholders.shareholder_list import ExtractedList, Share, Shareholder
+from orchestration.shareholders.firms import firm_name, is_organisation, register_of, seat_of
+from orchestration.shareholders.shareholder_list import ExtractedList, LowConfidenceCell, Share, Shareholder
 from orchestration.shareholders.tables import Table, TableLine, join_lines
 
 SAME_HOLDER = 0.85
@@ -51,6 +50,7 @@ class _Holder:
     stated_total: Decimal | None = None
     stated_percentage: Decimal | None = None
     below_one: bool = False
+    changes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -65,6 +65,8 @@ class _RowReading:
     # A sum printed under the row's last amount, without a label: the shareholder's ("subtotal"),
     # the list's ("total"), or either, as long as the first shareholder is the only one read.
     trailing_sum: tuple[Literal["subtotal", "total", "either"], Decimal] | None
+    # An intermediate sum that does not read as the amount and percentage of the row's shares.
+    unread_subtotal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ def extract(table: Table | None) -> ExtractedList:
     total_from_row: Decimal | None = None
     # A sum under the first shareholder's lines is its subtotal if more shares follow, else the list's.
     undecided: tuple[_Holder, Decimal] | None = None
+    unread: list[LowConfidenceCell] = []
     for row in rows:
         holder_text = row.text(by_role[Role.HOLDER] + by_role[Role.DETAIL])
         list_number = LIST_NUMBER.match(holder_text) if not by_role[Role.NUMBER] else None
@@ -97,6 +100,8 @@ def extract(table: Table | None) -> ExtractedList:
         reading = _read_row(row, by_role, sums, list_number.group(1) if list_number else None)
         if reading is None:
             continue
+        if reading.unread_subtotal is not None:
+            unread.append(LowConfidenceCell(page=row.lines[0].page, text=reading.unread_subtotal, confidence=0.0))
         if reading.shares and undecided:
             undecided[0].stated_total = undecided[1]
             undecided = None
@@ -116,6 +121,9 @@ def extract(table: Table | None) -> ExtractedList:
         if holder.stated_percentage is None:
             holder.stated_percentage = reading.stated_percentage
         holder.below_one |= reading.below_one
+        changes = row.text(by_role[Role.CHANGES])
+        if changes:
+            holder.changes.append(changes)
     if undecided:
         total_from_row = undecided[1]
     holders = [h for h in holders if h.shares]
@@ -130,7 +138,7 @@ def extract(table: Table | None) -> ExtractedList:
         total_nominal=total if total is not None else sum((_nominal(h) for h in holders), Decimal(0)),
         total_stated=total is not None,
         currency=currency,
-        low_confidence_cells=table.low_confidence_cells(),
+        low_confidence_cells=table.low_confidence_cells() + unread,
     )
 
 
@@ -241,7 +249,8 @@ def _read_row(row: _Row, by_role: dict[Role, list[int]], sums: _Sums, list_numbe
     mixed = set(number_columns) & set(nominal_columns)
     number_text = without_money(row.text(number_columns)) if number_columns else ""
     numbers = running_numbers_in(number_text) or ([(list_number, None)] if list_number else [])
-    amount_text = row.text(nominal_columns)
+    amount_text, labelled_subtotal = _without_subtotal(row.text(nominal_columns))
+    subtotal_text = " ".join(part for part in (row.text(by_role[Role.SUBTOTAL]), labelled_subtotal) if part)
     if not numbers:
         mentions = re.findall(r"(?:l\S{0,2}d\.?\s*)?Nr\.?\s*(\d+(?:\.\d+)*)", amount_text)
         numbers = [(number, None) for number in mentions]
@@ -276,8 +285,15 @@ def _read_row(row: _Row, by_role: dict[Role, list[int]], sums: _Sums, list_numbe
     # column of amounts and single numbers; elsewhere they are the row's other figures.
     lost_numbers = len(nominal_columns) == 1 and not totals and all(last is None for _, last in numbers)
     shares = _shares(numbers, amounts, counts, totals, per_share="je" in amount_text.lower(), lost_numbers=lost_numbers)
-    if len(share_pcts) != len(shares):
-        share_pcts = (share_pcts + [None] * len(shares))[: len(shares)]
+    intermediate = [value for value, _ in percentages_in(subtotal_text)]
+    share_pcts = _row_percentages(shares, share_pcts, intermediate)
+    share_sums = [share.nominal * (share.count or 0) for share in shares]
+    unread_subtotal = (
+        subtotal_text
+        if subtotal_text.strip() and (len(intermediate) != len(shares) or amounts_in(subtotal_text) != share_sums)
+        else None
+    )
+    shares = [share.model_copy(update={"percentage": pct}) for share, pct in zip(shares, share_pcts, strict=True)]
     return _RowReading(
         shares=shares,
         share_percentages=share_pcts,
@@ -285,7 +301,32 @@ def _read_row(row: _Row, by_role: dict[Role, list[int]], sums: _Sums, list_numbe
         stated_percentage=stated_pct,
         below_one=below_one and stated_pct is None,
         trailing_sum=trailing_sum,
+        unread_subtotal=unread_subtotal,
     )
+
+
+def _row_percentages(
+    shares: list[Share], per_share: list[Decimal | None], intermediate: list[Decimal | None]
+) -> list[Decimal | None]:
+    """The percentage of each share row: its intermediate sum's where the list gives one per row,
+    else the one printed beside a single share; a range's per-share percentage says nothing of
+    the range."""
+    if intermediate and len(intermediate) == len(shares):
+        return intermediate
+    per_share = (per_share + [None] * len(shares))[: len(shares)]
+    return [pct if share.count == 1 else None for share, pct in zip(shares, per_share, strict=True)]
+
+
+SUBTOTAL_LABEL = re.compile(r"\b(?:Zwischen-?\s?summe|Subtotal|Intermediate\s+sum)\b\s*:?", re.I)
+
+
+def _without_subtotal(amount_text: str) -> tuple[str, str]:
+    """An amount cell's shares apart from the intermediate sum labelled under them
+    ("je 1,00 €, Zwischensumme: 6.250,00 € (25 %)")."""
+    label = SUBTOTAL_LABEL.search(amount_text)
+    if label is None:
+        return amount_text, ""
+    return amount_text[: label.start()], amount_text[label.end() :]
 
 
 def _shares(numbers, amounts, counts, totals, *, per_share: bool, lost_numbers: bool) -> list[Share]:
@@ -317,7 +358,10 @@ def _shares(numbers, amounts, counts, totals, *, per_share: bool, lost_numbers: 
 # How the further lines of a shareholder's description begin: never a new shareholder.
 CONTINUATION = re.compile(
     r"^\s*(?:geb\.|geboren|born|w[oö]hnhaft|resident|residing|mit\s|Sitz\b|seat\b|with\s|eingetragen|registered|"
-    r"Amtsgericht|Registergericht|Local\s+Court|AG\s+[A-ZÄÖÜ]|HR[AB]\b|\(|\d{1,2}\.\s?\d{1,2}\.\s?\d{4}|\d{5}\s)",
+    r"Amtsgericht|Registergericht|Local\s+Court|AG\s+[A-ZÄÖÜ]|HR[AB]\b|\(|\d{1,2}\.\s?\d{1,2}\.\s?\d{4}|\d{5}\s|"
+    # a foreign register's lines
+    r"Handelsregister|Registrierungsnummer|Registernummer|Kamer\s+van|KvK|Companies\s+House|Firmenbuch|FN\s?\d|"
+    r"Handelsgericht|R\.\s?C\.\s?S\.|RCS\b|Greffe|unter\s|under\s)",
     re.IGNORECASE,
 )
 
@@ -360,6 +404,7 @@ def _shareholder(holder: _Holder) -> Shareholder:
     if percentage is None and holder.share_percentages and all(p is not None for p in holder.share_percentages):
         percentage = sum(holder.share_percentages, Decimal(0))
     common = {
+        "changes": " ".join(holder.changes) or None,
         "shares": holder.shares,
         "nominal_total": nominal,
         "percentage": percentage,

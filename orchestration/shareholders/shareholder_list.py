@@ -7,7 +7,7 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, computed_field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, computed_field, model_validator
 
 # Decimals travel as strings ("66.68") so no amount passes through a float; the schema says so,
 # without the look-ahead pattern pydantic would emit, which structured-output endpoints reject.
@@ -26,6 +26,11 @@ class Share(_Strict):
     number: str = Field(description='Running number of the share, e.g. "1" or "1.1"; the first of a range.')
     last_number: str | None = Field(None, description="Last running number of a range; null for a single share.")
     nominal: DecimalString = Field(description="Nominal amount of each share in the row.")
+    percentage: DecimalString | None = Field(
+        None,
+        description="The row's share of the capital in percent as the list states it (a range's intermediate "
+        'sum, "Zwischensumme (25 %)"); null where the row states none.',
+    )
 
     @property
     def count(self) -> int | None:
@@ -49,9 +54,16 @@ class StatedShareholder(_Strict):
     birth_date: date | None = None
     residence: str | None = Field(None, description="Place of residence of a person.")
     seat: str | None = Field(None, description="Seat of an organisation.")
-    register_court: str | None = Field(None, description='Register court of an organisation, e.g. "München".')
-    register_type: str | None = Field(None, description="HRA, HRB, GnR, PR or VR.")
+    register_court: str | None = Field(
+        None,
+        description='Register court of an organisation, e.g. "München"; for a foreign register its court or '
+        'authority, e.g. "Greffe du Tribunal de Commerce de Paris".',
+    )
+    register_type: str | None = Field(None, description="HRA, HRB, GnR, PR or VR; null for a foreign register.")
     register_number: str | None = Field(None, description='Register number with any suffix, e.g. "12345 B".')
+    register_country: str | None = Field(
+        None, description='ISO 3166 code of the register\'s country, e.g. "DE", "FR"; null when the list names none.'
+    )
     shares: list[Share]
     nominal_total: DecimalString = Field(description="Sum of the nominal amounts of the shareholder's shares.")
     percentage: DecimalString | None = Field(
@@ -60,6 +72,15 @@ class StatedShareholder(_Strict):
         '"< 1 %" (the checked list derives it from the nominal amounts).',
     )
     percentage_below_one: bool = Field(False, description='The list states "< 1 %" instead of a number.')
+    changes: str | None = Field(
+        None,
+        description='The text of the changes column ("Veränderungen") beside the shareholder\'s rows, as read: '
+        "where its shares came from.",
+    )
+
+
+# The register types of the German registers: a list names such a register by court and type only.
+GERMAN_REGISTER_TYPES = frozenset({"HRA", "HRB", "GnR", "PR", "VR"})
 
 
 class Shareholder(StatedShareholder):
@@ -69,9 +90,17 @@ class Shareholder(StatedShareholder):
         False, description="The list states no percentage (older lists need not); derived from the nominal amounts."
     )
 
+    @model_validator(mode="after")
+    def _german_register_in_germany(self) -> Shareholder:
+        # Whoever read the cell (rules or a model asked only for a foreign register's country).
+        if self.register_country is None and self.register_type in GERMAN_REGISTER_TYPES:
+            self.register_country = "DE"
+        return self
+
 
 class LowConfidenceCell(_Strict):
-    """A table cell that carries a value and that OCR read with low confidence."""
+    """A table cell that carries a value and that OCR read with low confidence, or that does not
+    read as the value it must hold (confidence 0: an intermediate sum that is not its row's)."""
 
     page: int
     text: str

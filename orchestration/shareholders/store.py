@@ -88,9 +88,11 @@ def store_shareholder_list(
                     "register_court",
                     "register_type",
                     "register_number",
+                    "register_country",
                     "nominal_total",
                     "percentage",
                     "percentage_below_one",
+                    "changes",
                 }
             ),
             "linked_entity_id": linked_entity_id(conn, holder),

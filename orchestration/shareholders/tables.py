@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Literal
 
-from orchestration.shareholders.columns import Role, heading_kinds, roles
+from orchestration.shareholders.columns import FREE_TEXT, Role, heading_kinds, roles
 from orchestration.shareholders.page_layout import Page, Rule, Word
 from orchestration.shareholders.shareholder_list import LowConfidenceCell
 
@@ -85,9 +85,9 @@ class Table:
         return sources.pop() if len(sources) == 1 else "mixed"
 
     def low_confidence_cells(self) -> list[LowConfidenceCell]:
-        """Cells of the columns that carry values (not the changes column) that OCR read with a
+        """Cells of the columns that carry values (not the free text of changes) that OCR read with a
         word below LOW_CONFIDENCE: what a person should look at."""
-        read = {i for i, column in enumerate(self.columns) if column.roles - {Role.IGNORED} or not column.roles}
+        read = {i for i, column in enumerate(self.columns) if column.roles - FREE_TEXT or not column.roles}
         lines = [*self.lines, self.total_line] if self.total_line is not None else self.lines
         return [
             LowConfidenceCell(page=line.page, text=cell.text, confidence=round(cell.confidence, 1))
@@ -223,7 +223,7 @@ def _find_heading(page: Page, lines: list[_Line], start: int) -> tuple[list[Colu
         first, last = _heading_band(page, lines, index, start)
         heading_lines = lines[first : last + 1]
         columns = _ruled_columns(page, heading_lines) or _typed_columns(heading_lines)
-        if sum(1 for c in columns if c.roles - {Role.IGNORED}) >= 2 and any(
+        if sum(1 for c in columns if c.roles - FREE_TEXT) >= 2 and any(
             c.roles & {Role.NOMINAL, Role.NOMINAL_TOTAL} for c in columns
         ):
             return columns, last + 1
@@ -387,7 +387,7 @@ def _body(
     return body, None, len(lines)
 
 
-_VALUE_ROLES = {Role.PERCENT, Role.PERCENT_TOTAL, Role.IGNORED}
+_VALUE_ROLES = {Role.PERCENT, Role.PERCENT_TOTAL, Role.SUBTOTAL, *FREE_TEXT}
 
 
 def _leading_text(line: TableLine, columns: list[Column]) -> str:

@@ -6,6 +6,7 @@ import itertools
 import re
 from decimal import Decimal
 
+from orchestration.shareholders.firms import legal_form_in, register_in
 from orchestration.shareholders.shareholder_list import (
     RUNNING_NUMBER_PATTERN,
     Check,
@@ -29,6 +30,8 @@ def validate(extracted: ExtractedList, capital: Decimal | None = None) -> Valida
             _nominal_sum_matches_capital(extracted, capital),
             _percentages_sum_to_100(extracted),
             _percentages_match_nominal(extracted, capital),
+            _share_percentages_match_nominal(extracted, capital),
+            _kinds_match(extracted),
             _amounts_confirmed(extracted, capital),
             _read_confidently(extracted),
         ]
@@ -196,3 +199,49 @@ def _percentages_match_nominal(extracted: ExtractedList, capital: Decimal | None
     if problems:
         return _failed(name, problems)
     return _passed(name, "each stated percentage matches the nominal amounts")
+
+
+def _share_percentages_match_nominal(extracted: ExtractedList, capital: Decimal | None) -> Check:
+    """A share row's stated percentage (a single share's, a range's intermediate sum) matches its
+    nominal amount: a range's percentage is never the shareholder's."""
+    name = "share_percentages_match_nominal"
+    base = capital or extracted.total_nominal or _nominal_sum(extracted)
+    stated = [(h, s) for h in extracted.shareholders for s in h.shares if s.percentage is not None and s.count]
+    if not stated or not base:
+        return _skipped(name, "no share row states a percentage of its own")
+    problems = []
+    for holder, share in stated:
+        exact = share.nominal * share.count / base * HUNDRED
+        if abs(exact - share.percentage) > _rounding_tolerance(share.percentage):
+            label = share.number if share.last_number is None else f"{share.number} bis {share.last_number}"
+            problems.append(f"shares {label} of {holder.name} are {exact:.4f} %, stated as {share.percentage} %")
+    if problems:
+        return _failed(name, problems)
+    return _passed(name, "each share row's stated percentage matches its nominal amount")
+
+
+def holder_kinds(holder: Shareholder) -> set[str]:
+    """The kinds what is recorded of a shareholder fits: a person has a birth date, or a residence
+    and no legal form; an organisation has a legal form, a seat or a register."""
+    text = " ".join(part for part in (holder.name, holder.residence) if part)
+    legal_form = legal_form_in(text)
+    register = bool(holder.register_court or holder.register_number) or register_in(text)
+    kinds = set()
+    if holder.birth_date is not None or (holder.residence and not legal_form):
+        kinds.add("person")
+    if legal_form or holder.seat or register:
+        kinds.add("organisation")
+    return kinds
+
+
+def _kinds_match(extracted: ExtractedList) -> Check:
+    name = "kinds_match"
+    problems = []
+    for position, holder in enumerate(extracted.shareholders, 1):
+        kinds = holder_kinds(holder)
+        if kinds != {holder.kind}:
+            reads_as = " and ".join(sorted(kinds)) or "neither person nor organisation"
+            problems.append(f"shareholder {position} is recorded as {holder.kind}; what is read fits {reads_as}")
+    if problems:
+        return _failed(name, problems)
+    return _passed(name, "each shareholder's kind fits what its cell holds")

@@ -121,6 +121,9 @@ _LEGACY_LEGAL_FORM_LABELS: dict[str, str] = {
     "hra juristische person": "jP",
     "anstalt öffentlichen rechts": "AöR",
     "körperschaft öffentlichen rechts": "KöR",
+    # Seen in real 1.x files: a foreign company's branch, named with the register it is kept in.
+    "rechtsform ausländischen rechts hrb": "ausl. Rechtsform",
+    "rechtsform ausländischen rechts hra": "ausl. Rechtsform",
 }
 # Canonical labels read back to their code, so a 1.x document written from a record parses back.
 _LEGACY_LEGAL_FORM_LABELS.update({label.lower(): code for code, label in LEGAL_FORMS.items()})
@@ -147,6 +150,7 @@ ROLES: dict[str, str] = {
     "096": "Insolvenzverwalter(in)",
     "107": "Liquidator(in)",
     "113": "Nachlasspfleger(in)",
+    "152": "Sonstige(r) Vertreter(in)",
     "162": "Testamentsvollstrecker(in)",
     "194": "Vorstand",
     "208": "Notar(in)",
@@ -205,6 +209,11 @@ _LEGACY_ROLE_LABELS: dict[str, str] = {
     "partner": "251",
     "vorstandsmitglied": "194",
     "vorstandsvorsitzender": "294",
+    # Seen in real 1.x files; the codes whose GDS.Rollenbezeichnung label names the same role.
+    "abwickler": "262",
+    "ständiger vertreter": "290",
+    "geschäftsführender direktor": "268",
+    "sonstiger vertreter": "152",
 }
 _LEGACY_ROLE_LABELS.update({label.lower(): code for code, label in ROLES.items()})
 

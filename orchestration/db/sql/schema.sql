@@ -159,6 +159,11 @@ CREATE TABLE content.shareholders (
     -- The list says "< 1 %"; percentage is then worked out from the nominal amounts.
     percentage_below_one boolean NOT NULL DEFAULT false,
     shares              jsonb NOT NULL DEFAULT '[]'::jsonb,
+    -- ISO 3166 code of the register's country; a foreign register's court or authority and number
+    -- are in register_court and register_number.
+    register_country    text,
+    -- The changes column's text beside the shareholder's rows, as read: where its shares came from.
+    changes             text,
     UNIQUE (list_id, position)
 );
 CREATE INDEX shareholders_linked_entity_idx ON content.shareholders (linked_entity_id) WHERE linked_entity_id IS NOT NULL;

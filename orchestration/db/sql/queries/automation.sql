@@ -171,3 +171,173 @@ SELECT type FROM processing.job_types
 -- name: known_entities
 -- Which of the companies :ids exist (ids as text).
 SELECT id::text FROM content.entities WHERE id = ANY(CAST(:ids AS uuid[]))
+
+-- name: rule_columns
+-- Part of the queries below: the columns of automation.trigger_rule that make a rule.
+id, name, source_type, source_config, action_type, action_config, enabled, frequency,
+       cooldown_seconds, organization_id, created_by, created_date, deleted_date
+
+-- name: create_rule
+-- Store a rule, checked beforehand; returns it.
+INSERT INTO automation.trigger_rule
+    (name, organization_id, source_type, source_config, action_type, action_config, frequency,
+     cooldown_seconds, created_by, enabled)
+VALUES (:name, CAST(:organization_id AS uuid), :source_type, CAST(:source_config AS jsonb), :action_type,
+        CAST(:action_config AS jsonb), :frequency, :cooldown_seconds, CAST(:created_by AS uuid), :enabled)
+RETURNING {rule_columns}
+
+-- name: rule
+-- The rule :id, deleted or not.
+SELECT {rule_columns} FROM automation.trigger_rule WHERE id = :id
+
+-- name: rules
+-- The rules that are not deleted, enabled or not, of :organization_id (of every organization when NULL), oldest first.
+SELECT {rule_columns} FROM automation.trigger_rule
+ WHERE deleted_date IS NULL
+   AND (CAST(:organization_id AS uuid) IS NULL OR organization_id = CAST(:organization_id AS uuid))
+ ORDER BY id
+
+-- name: live_rules
+-- The enabled, not deleted rules of the source types :source_types, oldest first.
+SELECT {rule_columns} FROM automation.trigger_rule
+ WHERE source_type = ANY(CAST(:source_types AS text[])) AND enabled AND deleted_date IS NULL
+ ORDER BY id
+
+-- name: disable_rule
+-- Disable the rule :id unless it is deleted, saying who did it (:updated_by).
+UPDATE automation.trigger_rule
+   SET enabled = false, updated_by = CAST(:updated_by AS uuid), updated_date = now()
+ WHERE id = :id AND deleted_date IS NULL
+
+-- name: watch
+-- Add the companies :entity_ids to the watch list of :organization_id, or of its rule :rule_id; an entry that exists stays as it is.
+INSERT INTO automation.watch_list (organization_id, trigger_rule_id, entity_id, added_by)
+SELECT CAST(:organization_id AS uuid), CAST(:rule_id AS integer), entity_id, CAST(:added_by AS uuid)
+  FROM unnest(CAST(:entity_ids AS uuid[])) AS entity_id
+ON CONFLICT ON CONSTRAINT uq_watch_list DO NOTHING
+
+-- name: rule_log
+-- Up to :limit firings of the rule :rule_id, newest first.
+SELECT id, created_date, trigger_on, subject_id, status, error_message, event ->> 'summary' AS summary
+  FROM automation.trigger_log
+ WHERE trigger_rule_id = :rule_id
+ ORDER BY created_date DESC, id DESC
+ LIMIT :limit
+
+-- name: lock_rule
+-- Hold the advisory lock (:lock_class, :rule_id) on a rule until the transaction ends.
+SELECT pg_advisory_xact_lock(:lock_class, :rule_id)
+
+-- name: fired_for_event
+-- The firing of the rule :rule_id for the event :event_key, if it fired for it.
+SELECT id FROM automation.trigger_log WHERE trigger_rule_id = :rule_id AND event_key = :event_key
+
+-- name: fired_within
+-- A firing of the rule :rule_id within the interval :window before now (ever when NULL), for the subject :subject_id (any when NULL).
+SELECT id FROM automation.trigger_log
+ WHERE trigger_rule_id = :rule_id
+   AND (CAST(:subject_id AS uuid) IS NULL OR subject_id = CAST(:subject_id AS uuid))
+   AND (CAST(:window AS interval) IS NULL OR created_date > now() - CAST(:window AS interval))
+ LIMIT 1
+
+-- name: log_firing
+-- Record that the rule :rule_id fired for an event, with :status and, when :completed, the time it completed; returns its id.
+INSERT INTO automation.trigger_log
+    (trigger_rule_id, event_key, subject_id, trigger_on, event, action_type, action_config, status,
+     organization_id, completed_date)
+VALUES (:rule_id, :event_key, CAST(:subject_id AS uuid), :trigger_on, CAST(:event AS jsonb), :action_type,
+        CAST(:action_config AS jsonb), :status, CAST(:organization_id AS uuid),
+        CASE WHEN :completed THEN now() END)
+RETURNING id
+
+-- name: fail_firing
+-- Mark the firing :id as failed with :error_message.
+UPDATE automation.trigger_log SET status = 'failed', error_message = :error_message WHERE id = :id
+
+-- name: settle_firing
+-- Give the firing :id its outcome :status and :error_message, completed now.
+UPDATE automation.trigger_log SET status = :status, error_message = :error_message, completed_date = now()
+ WHERE id = :id
+
+-- name: note_firing_error
+-- Set the error message of the firing :id, which is still under way.
+UPDATE automation.trigger_log SET error_message = :error_message WHERE id = :id
+
+-- name: insert_notification
+-- Write a notification of the firing :trigger_log_id of the rule :rule_id, for :user_id (the whole organization when NULL).
+INSERT INTO automation.notifications
+    (organization_id, user_id, trigger_rule_id, trigger_log_id, entity_id, title, event)
+VALUES (CAST(:organization_id AS uuid), CAST(:user_id AS uuid), :rule_id, :trigger_log_id,
+        CAST(:entity_id AS uuid), :title, CAST(:event AS jsonb))
+
+-- name: schedule_action
+-- Queue the action of the firing :trigger_log_id to run after the interval :delay and to expire :expires_after later (never when NULL); returns its id.
+INSERT INTO automation.scheduled_action
+    (trigger_rule_id, trigger_log_id, subject_id, organization_id, action_type, action_config,
+     source_config, event, execute_at, expires_at, max_retries)
+VALUES (:rule_id, :trigger_log_id, CAST(:subject_id AS uuid), CAST(:organization_id AS uuid), :action_type,
+        CAST(:action_config AS jsonb), CAST(:source_config AS jsonb), CAST(:event AS jsonb),
+        now() + CAST(:delay AS interval),
+        now() + CAST(:delay AS interval) + CAST(:expires_after AS interval),
+        :max_retries)
+RETURNING id
+
+-- name: stale_claim
+-- Part of the queries below: a scheduled action claimed longer ago than the interval :stale_after, by an evaluator that died.
+(status = 'processing' AND updated_at < now() - CAST(:stale_after AS interval))
+
+-- name: settle_action
+-- Give the scheduled action :id its final :status, keeping its last error unless :error is given; with :ran, it ran now.
+UPDATE automation.scheduled_action
+   SET status = :status, last_error = coalesce(CAST(:error AS text), last_error), updated_at = now(),
+       executed_at = CASE WHEN :ran THEN now() END
+ WHERE id = :id
+
+-- name: retry_action
+-- Put the scheduled action :id back to wait until :execute_at, as attempt :retry_count, with :last_error.
+UPDATE automation.scheduled_action
+   SET status = 'pending', retry_count = :retry_count, execute_at = :execute_at, last_error = :last_error,
+       updated_at = now()
+ WHERE id = :id
+
+-- name: expire_overdue_actions
+-- Mark the waiting scheduled actions whose expiry has passed as expired; returns their firings and last errors.
+UPDATE automation.scheduled_action SET status = 'expired', updated_at = now()
+ WHERE expires_at <= now() AND (status = 'pending' OR {stale_claim})
+RETURNING trigger_log_id, last_error
+
+-- name: claim_due_actions
+-- Take up to :limit due, unexpired scheduled actions, earliest first; returns them.
+-- SKIP LOCKED gives concurrent claimers disjoint sets.
+WITH due AS (
+    SELECT id FROM automation.scheduled_action
+     WHERE ((status = 'pending' AND execute_at <= now()) OR {stale_claim})
+       AND (expires_at IS NULL OR expires_at > now())
+     ORDER BY execute_at, id
+     LIMIT :limit
+       FOR UPDATE SKIP LOCKED)
+UPDATE automation.scheduled_action a SET status = 'processing', updated_at = now()
+  FROM due
+ WHERE a.id = due.id
+RETURNING a.id, a.trigger_rule_id, a.trigger_log_id, a.subject_id, a.organization_id, a.action_type,
+          a.action_config, a.source_config, a.event, a.execute_at, a.expires_at, a.status, a.retry_count,
+          a.max_retries, a.last_error, a.created_at, a.updated_at, a.executed_at
+
+-- name: last_scheduled_time
+-- The latest scheduled time the rule :rule_id has an execution record for.
+SELECT max(scheduled_at) FROM automation.scheduled_trigger_execution WHERE trigger_rule_id = :rule_id
+
+-- name: claim_scheduled_time
+-- Create the execution record of the rule :rule_id for :scheduled_at; returns nothing when it exists already.
+-- The unique (rule, scheduled_at) constraint makes each scheduled time run once, whoever evaluates.
+INSERT INTO automation.scheduled_trigger_execution (trigger_rule_id, scheduled_at)
+VALUES (:rule_id, :scheduled_at)
+ON CONFLICT ON CONSTRAINT uq_scheduled_trigger_execution DO NOTHING
+RETURNING id
+
+-- name: finish_scheduled_run
+-- Record how the run of the rule :rule_id for :scheduled_at went, completed now.
+UPDATE automation.scheduled_trigger_execution
+   SET status = :status, total_entities = :total, processed_entities = :processed, failed_entities = :failed,
+       error_message = :error_message, completed_at = now()
+ WHERE trigger_rule_id = :rule_id AND scheduled_at = :scheduled_at

@@ -24,11 +24,11 @@ RETURNING id
 -- Store one shareholder of list :list_id.
 INSERT INTO content.shareholders
     (list_id, entity_id, position, kind, name, first_name, last_name, birth_date, residence, seat,
-     register_court, register_type, register_number, linked_entity_id, nominal_total, percentage,
-     percentage_below_one, shares)
+     register_court, register_type, register_number, register_country, linked_entity_id, nominal_total,
+     percentage, percentage_below_one, shares, changes)
 VALUES (:list_id, :entity_id, :position, :kind, :name, :first_name, :last_name, :birth_date, :residence, :seat,
-        :register_court, :register_type, :register_number, :linked_entity_id, :nominal_total, :percentage,
-        :percentage_below_one, CAST(:shares AS jsonb))
+        :register_court, :register_type, :register_number, :register_country, :linked_entity_id, :nominal_total,
+        :percentage, :percentage_below_one, CAST(:shares AS jsonb), :changes)
 
 -- name: entities_by_register
 -- The companies (id, court name) with :register_type, :register_number and :suffix, at any court.
@@ -40,8 +40,8 @@ SELECT id, court_name
 -- One row per shareholder of every list (only each company's newest with :latest_only), of the companies :entity_ids or of all (NULL).
 SELECT l.id AS list_id, l.entity_id, e.name AS company, l.created_at AS list_created_at, l.valid AS list_valid,
        l.method, l.currency, s.position, s.kind, s.name, s.first_name, s.last_name, s.birth_date, s.residence,
-       s.seat, s.register_court, s.register_type, s.register_number, s.linked_entity_id,
-       linked.name AS linked_company, s.nominal_total, s.percentage, s.percentage_below_one
+       s.seat, s.register_court, s.register_type, s.register_number, s.register_country, s.linked_entity_id,
+       linked.name AS linked_company, s.nominal_total, s.percentage, s.percentage_below_one, s.changes
   FROM content.shareholder_lists l
   JOIN content.entities e ON e.id = l.entity_id
   JOIN content.shareholders s ON s.list_id = l.id
