@@ -6,12 +6,15 @@
    the same run.
 3. Reads of one real scanned shareholder list from the S3 store and from a local directory.
 
+Every layout works xml_parsing jobs in batches of BENCH_BATCH (default 100; the shipped 5000
+would put a whole workload into one step on one worker), so that each worker gets several.
+
 Last line: one JSON object with cluster_1_worker_jobs_per_s, cluster_2_workers_jobs_per_s,
 single_machine_jobs_per_s, ratio (cluster with one worker / single machine), workers_seen,
 store_read_ms_p50 and local_read_ms_p50.
 
     .venv/bin/python -m bench.cluster             # N=2000
-    BENCH_JOBS=500 .venv/bin/python -m bench.cluster
+    BENCH_JOBS=200 BENCH_BATCH=20 BENCH_READS=20 .venv/bin/python -m bench.cluster   # a quick check
 """
 
 from __future__ import annotations
@@ -35,11 +38,16 @@ from orchestration.settings import Settings
 
 JOBS = int(os.environ.get("BENCH_JOBS", "2000"))
 READS = int(os.environ.get("BENCH_READS", "200"))
+BATCH = int(os.environ.get("BENCH_BATCH", "100"))
 SAMPLE_LIST = Path(__file__).resolve().parents[2] / "shared" / "samples" / "gesellschafterliste" / "HRB_70597.pdf"
 
 
 def jobs_per_s(engine: sa.Engine, store: DocumentStore, documents) -> float:
     """Load ``documents`` as xml_parsing jobs and time the running layout until all are done."""
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text("UPDATE processing.job_types SET batch_size = :b WHERE type = 'xml_parsing'"), {"b": BATCH}
+        )
     entity_ids = load_entities(engine, store, documents)
     started = time.monotonic()
     while True:
@@ -148,6 +156,7 @@ def main() -> None:
         json.dumps(
             {
                 "jobs": JOBS,
+                "batch_size": BATCH,
                 "cluster_1_worker_jobs_per_s": round(one_worker, 1),
                 "cluster_2_workers_jobs_per_s": round(two_workers, 1),
                 "single_machine_jobs_per_s": round(single, 1),

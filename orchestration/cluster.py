@@ -33,6 +33,7 @@ import httpx
 import yaml
 from sqlalchemy.engine import URL
 
+from orchestration.celery_config import celery_executor_config
 from orchestration.dagster_instance import write_instance_config
 from orchestration.db.engine import dagster_url, ensure_database
 from orchestration.devstack import PROJECT_ROOT, stop_processes, wait_for_http
@@ -264,11 +265,11 @@ def start_code_server(cluster: Cluster, port: int) -> None:
 
 
 def start_workers(cluster: Cluster) -> None:
-    broker = cluster.env["HREG_CELERY_BROKER_URL"]
+    settings = Settings(celery_broker_url=cluster.env["HREG_CELERY_BROKER_URL"])
     for name in worker_names(cluster):
         home = cluster.home(name)
         config = home / "celery.yaml"
-        config.write_text(yaml.safe_dump({"execution": {"config": {"broker": broker, "backend": broker}}}))
+        config.write_text(yaml.safe_dump({"execution": {"config": celery_executor_config(settings)}}))
         cluster.spawn(
             name,
             [str(BIN / "dagster-celery"), "worker", "start", "-A", "orchestration.celery_app", "-y", str(config),
