@@ -44,10 +44,6 @@ SAMPLE_LIST = Path(__file__).resolve().parents[2] / "shared" / "samples" / "gese
 
 def jobs_per_s(engine: sa.Engine, store: DocumentStore, documents) -> float:
     """Load ``documents`` as xml_parsing jobs and time the running layout until all are done."""
-    with engine.begin() as conn:
-        conn.execute(
-            sa.text("UPDATE processing.job_types SET batch_size = :b WHERE type = 'xml_parsing'"), {"b": BATCH}
-        )
     entity_ids = load_entities(engine, store, documents)
     started = time.monotonic()
     while True:
@@ -146,6 +142,8 @@ def read_p50_ms(location: str) -> float:
 
 
 def main() -> None:
+    # `hreg db upgrade` (the cluster's) and `hreg dev`'s preparation write it to processing.job_types.
+    os.environ["HREG_BATCH_SIZES"] = json.dumps({"xml_parsing": BATCH})
     log(f"generating {3 * JOBS} SI documents…")
     documents = cloned_documents(3 * JOBS)
     one_worker, _, store_read_ms = through_cluster(1, documents[:JOBS])
