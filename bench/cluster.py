@@ -29,12 +29,11 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from bench.common import bench_database, cloned_documents, free_port, load_entities, log
+from bench.common import bench_stack_environment, cloned_documents, load_entities, log
 from orchestration import cluster, devstack
 from orchestration.db.engine import create_app_engine
 from orchestration.documents import DocumentStore
 from orchestration.object_store import open_object_store
-from orchestration.settings import Settings
 
 JOBS = int(os.environ.get("BENCH_JOBS", "2000"))
 READS = int(os.environ.get("BENCH_READS", "200"))
@@ -104,16 +103,7 @@ def through_cluster(workers: int, documents) -> tuple[float, list[str], float]:
 
 
 def through_single_machine(documents) -> float:
-    url = bench_database("hreg_bench_cluster_single")
-    data_dir = Path(tempfile.mkdtemp(prefix="hreg-bench-single-"))
-    os.environ.update(
-        {
-            "HREG_DATABASE_URL": url.render_as_string(hide_password=False),
-            "HREG_DATA_DIR": str(data_dir),
-            "HREG_SAMPLE_REGISTER_PORT": str(free_port()),
-        }
-    )
-    settings = Settings()
+    url, data_dir, settings = bench_stack_environment("hreg_bench_cluster_single")
     engine = create_app_engine(url)
     stack = devstack.prepare(settings)
     try:
