@@ -16,9 +16,7 @@ from typing import Any, TypeVar
 from orchestration.xjustiz.amounts import AmountNames
 from orchestration.xjustiz.extract import ExtractNames
 from orchestration.xjustiz.participants import ParticipantNames
-from orchestration.xjustiz.xml_values import XJUSTIZ_NS
-
-T = "{" + XJUSTIZ_NS + "}"
+from orchestration.xjustiz.xml_values import T
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

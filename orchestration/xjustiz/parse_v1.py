@@ -19,7 +19,7 @@ from orchestration.xjustiz.element_names import element_names
 from orchestration.xjustiz.participants import Representation, Role, read_participants
 from orchestration.xjustiz.record import Generation
 from orchestration.xjustiz.xml_values import (
-    XJUSTIZ_NS,
+    T,
     child_text,
     clean,
     descend,
@@ -31,19 +31,9 @@ from orchestration.xjustiz.xml_values import (
 log = logging.getLogger(__name__)
 
 NAMES = element_names("xjustiz-1")
-# The names only 1.x's own readers use, in Clark notation, looked up child by child (see parse_v3).
-T = "{" + XJUSTIZ_NS + "}"
+# Beside each reader, the names only it uses, looked up child by child (see parse_v3). 1.x spells
+# a value out in a ``content`` child.
 CONTENT = T + "content"
-PRODUCER = (T + "Herstellerinformation", T + "Name_des_Produkts")
-INSTANCE = T + "Instanzdaten"
-COURT = (T + "Instanzbehoerde", T + "Gericht", CONTENT)
-LEGAL_FORM = NAMES.record.legal_form
-AUTHORITY = T + "Vertretungsbefugnis"
-ROLE_REFERENCE = NAMES.record.role_reference
-NO_EXEMPTION = "(keine Angabe)"
-ENTITLED = T + "Vertretungsberechtigte"
-GENERAL = T + "Allgemeine_Vertretungsregelung"
-EXEMPTION_181 = T + "Besonderheiten_zu_181BGB"
 
 
 def _roles(proceeding: etree._Element) -> list[Role]:
@@ -72,6 +62,10 @@ def _roles(proceeding: etree._Element) -> list[Role]:
     return roles
 
 
+INSTANCE = T + "Instanzdaten"
+COURT = (T + "Instanzbehoerde", T + "Gericht", CONTENT)
+
+
 def _register(proceeding: etree._Element, top: dict, roles: list[Role]) -> dict:
     instance = descend(proceeding, INSTANCE)
     if instance is None:
@@ -90,13 +84,14 @@ def _register(proceeding: etree._Element, top: dict, roles: list[Role]) -> dict:
 
 
 def _legal_form(company: dict, roles: list[Role]) -> dict:
-    label = child_text(company.get(LEGAL_FORM), CONTENT)
+    legal_form = NAMES.record.legal_form
+    label = child_text(company.get(legal_form), CONTENT)
     if label is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
         organisations = (
             p.organisation for _, code, _, p in roles if code == codes.COMPANY_ROLE and p.organisation is not None
         )
-        label = next((child_text(descend(organisation, LEGAL_FORM), CONTENT) for organisation in organisations), None)
+        label = next((child_text(descend(organisation, legal_form), CONTENT) for organisation in organisations), None)
     if label is None:
         raise structure_error(company[None], "legal form is missing", "Rechtsform/content")
     canonical = codes.legal_form_from_label(label)
@@ -111,20 +106,28 @@ def _currency_code(parts: dict) -> str | None:
     return text_of(currency) or child_text(currency, CONTENT)
 
 
+ENTITLED = T + "Vertretungsberechtigte"
+GENERAL = T + "Allgemeine_Vertretungsregelung"
+AUTHORITY = T + "Vertretungsbefugnis"
+EXEMPTION_181 = T + "Besonderheiten_zu_181BGB"
+NO_EXEMPTION = "(keine Angabe)"
+
+
 def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, Representation]]:
     """The general rule, and each entitled participant's own rule by role number (one pass)."""
     if vertretung is None:
         return None, {}
     general = current = Representation()
     entitled: dict[str, Representation] = {}
+    role_reference = NAMES.record.role_reference
     # Authority and exemption are spelled out in a ``content`` child.
-    for element in vertretung.iterdescendants(ENTITLED, GENERAL, ROLE_REFERENCE, CONTENT):
+    for element in vertretung.iterdescendants(ENTITLED, GENERAL, role_reference, CONTENT):
         tag = element.tag
         if tag == ENTITLED:
             current = Representation()
         elif tag == GENERAL:
             current = general
-        elif tag == ROLE_REFERENCE:
+        elif tag == role_reference:
             entitled[clean(element.text) or ""] = current
         else:
             parent = element.getparent().tag
@@ -136,6 +139,9 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
                 text = clean(element.text)
                 current.exempt_181 = bool(text) and text != NO_EXEMPTION
     return general.text, entitled
+
+
+PRODUCER = (T + "Herstellerinformation", T + "Name_des_Produkts")
 
 
 def _producer(top: dict, proceeding: etree._Element) -> str | None:

@@ -22,7 +22,7 @@ from orchestration.xjustiz.element_names import element_names
 from orchestration.xjustiz.participants import Representation, Role, read_participants
 from orchestration.xjustiz.record import Generation
 from orchestration.xjustiz.xml_values import (
-    XJUSTIZ_NS,
+    T,
     child_text,
     children,
     clean,
@@ -37,21 +37,9 @@ from orchestration.xjustiz.xml_values import (
 log = logging.getLogger(__name__)
 
 NAMES = element_names("xjustiz-3")
-T = "{" + XJUSTIZ_NS + "}"
-# The names only 3.x's own readers use, in Clark notation. Lookups go child by child (``descend``,
-# ``children``): ElementPath's ``find`` with a path costs more than the parse of a small document.
-KOPF = T + "nachrichtenkopf"
-PRODUCER = (T + "herstellerinformation", T + "nameDesProdukts")
-SENDER_COURT = (T + "auswahl_absender", T + "absender.gericht", "code")
-INSTANCE = T + "instanzdaten"
-INSTANCE_COURT = (T + "auswahl_instanzbehoerde", T + "gericht")
-FILE_NUMBER = (T + "aktenzeichen", T + "auswahl_aktenzeichen")
-LEGAL_FORM = NAMES.record.legal_form
-ENTITLED = T + "vertretungsberechtigte"
-AUTHORITY_TEXT = T + "vertretungsbefugnisFreitext"
-AUTHORITY_CODE = T + "vertretungsbefugnis"
-EXEMPTION_181 = T + "auswahl_befreiungVon181BGB"
-ROLE_REFERENCE = NAMES.record.role_reference
+# Beside each reader, the names only it uses. Lookups go child by child (``descend``, ``children``):
+# ElementPath's ``find`` with a path costs more than the parse of a small document.
+KOPF = T + "nachrichtenkopf"  # the message header, a child of the root
 
 
 def _roles(proceeding: etree._Element) -> list[Role]:
@@ -68,6 +56,12 @@ def _roles(proceeding: etree._Element) -> list[Role]:
                 raise structure_error(participant.participation, "role without code", "rolle/rollenbezeichnung/code")
             roles.append((number, code, label or codes.ROLES.get(code) or code, participant))
     return roles
+
+
+INSTANCE = T + "instanzdaten"
+INSTANCE_COURT = (T + "auswahl_instanzbehoerde", T + "gericht")
+SENDER_COURT = (T + "auswahl_absender", T + "absender.gericht", "code")
+FILE_NUMBER = (T + "aktenzeichen", T + "auswahl_aktenzeichen")
 
 
 def _register(proceeding: etree._Element, top: dict, roles: list[Role]) -> dict:
@@ -122,13 +116,13 @@ def _court_name(code: str, commented: str | None, roles: list[Role]) -> str | No
 
 
 def _legal_form(company: dict, roles: list[Role]) -> dict:
-    element = company.get(LEGAL_FORM)
+    element = company.get(NAMES.record.legal_form)
     raw = child_text(element, "code")
     if raw is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
         element = next(
             (
-                descend(participant.organisation, T + "angabenZurRechtsform", LEGAL_FORM)
+                descend(participant.organisation, T + "angabenZurRechtsform", NAMES.record.legal_form)
                 for _, code, _, participant in roles
                 if code == codes.COMPANY_ROLE
             ),
@@ -160,6 +154,12 @@ def _currency_code(parts: dict) -> str | None:
     return child_text(currency, "code") or text_of(currency)
 
 
+ENTITLED = T + "vertretungsberechtigte"
+AUTHORITY_TEXT = T + "vertretungsbefugnisFreitext"
+AUTHORITY_CODE = T + "vertretungsbefugnis"
+EXEMPTION_181 = T + "auswahl_befreiungVon181BGB"
+
+
 def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, Representation]]:
     """The general rule, and each entitled participant's own rule by role number.
 
@@ -168,11 +168,12 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
         return None, {}
     general = current = Representation()
     entitled: dict[str, Representation] = {}
-    for element in vertretung.iterdescendants(ENTITLED, ROLE_REFERENCE, AUTHORITY_TEXT, AUTHORITY_CODE, EXEMPTION_181):
+    role_reference = NAMES.record.role_reference
+    for element in vertretung.iterdescendants(ENTITLED, role_reference, AUTHORITY_TEXT, AUTHORITY_CODE, EXEMPTION_181):
         tag = element.tag
         if tag == ENTITLED:
             current = Representation()
-        elif tag == ROLE_REFERENCE:
+        elif tag == role_reference:
             entitled[clean(element.text) or ""] = current
         elif tag == AUTHORITY_TEXT:
             text = clean(element.text)
@@ -191,6 +192,9 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
 def _entry_kind(coded: tuple[str | None, str | None]) -> str | None:
     code, label = coded
     return label or codes.ENTRY_KINDS.get(code or "") or code
+
+
+PRODUCER = (T + "herstellerinformation", T + "nameDesProdukts")
 
 
 def _producer(top: dict, proceeding: etree._Element) -> str | None:

@@ -18,7 +18,7 @@ from orchestration.xjustiz.extract import read_extract
 from orchestration.xjustiz.parser_version import PARSER_VERSION
 from orchestration.xjustiz.participants import Representation, Role, officers
 from orchestration.xjustiz.xml_values import (
-    XJUSTIZ_NS,
+    T,
     child_text,
     children,
     decimal_amount,
@@ -51,7 +51,7 @@ def read_record(root: etree._Element, top: dict, version: str, retrieved_at: str
     names = g.names.record
     proceeding = descend(top.get(names.proceeding[0]), *names.proceeding[1:])
     if proceeding is None:
-        raise structure_error(root, "no procedure data", "/".join(names.proceeding).replace("{" + XJUSTIZ_NS + "}", ""))
+        raise structure_error(root, "no procedure data", "/".join(names.proceeding).replace(T, ""))
     fachdaten = top.get(names.register_data)
     if fachdaten is None:
         raise structure_error(root, "no register data", names.register_data)
