@@ -323,3 +323,33 @@ def test_a_register_the_reader_cannot_read_is_a_cell_for_review():
     assert checked.validation.status == "needs_review"
     assert [c.name for c in checked.validation.failed] == ["read_confidently"]
     assert "Amtsgericht Düsseldorf" in checked.low_confidence_cells[0].text
+
+
+def test_a_section_number_or_a_percentage_that_lost_its_dot_is_read_with_it():
+    # "1.2" read as "12", "7,5 %" read as "75 %": OCR loses thin dots and commas
+    read = extract(
+        table(
+            RULED,
+            [
+                [
+                    "1.1",
+                    "Muster Holding GmbH, Sitz: Köln, Amtsgericht Köln, HRB 4711",
+                    "4.903,00",
+                    "19,6 %",
+                    "45,7 %",
+                    "",
+                ],
+                ["12", "", "1.878,00", "75 %", "", ""],
+                ["1.3", "", "4.644,00", "18,6 %", "", ""],
+                ["2", "Beispiel AG, Sitz: Bonn, Amtsgericht Bonn, HRB 815", "13.575,00", "54,3 %", "54,3 %", ""],
+            ],
+        )
+    )
+
+    first, second = read.shareholders
+    assert [(s.number, s.percentage) for s in first.shares] == [
+        ("1.1", Decimal("19.6")),
+        ("1.2", Decimal("7.5")),
+        ("1.3", Decimal("18.6")),
+    ]
+    assert [s.number for s in second.shares] == ["2"]

@@ -43,6 +43,7 @@ def test_a_number_cell_with_its_nominal_amount_keeps_the_running_number_apart():
         ("1. 3.", [("1", None), ("3", None)]),
         ("3.1", [("3.1", None)]),
         ("l", [("1", None)]),
+        ("1:2", [("1.2", None)]),  # a section number's dot read as a colon
     ],
 )
 def test_running_numbers_and_ranges(cell, numbers):
@@ -94,6 +95,25 @@ def test_firm_seat_and_register():
         "register_number": "778756",
         "register_country": "DE",
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "number", "country"),
+    [
+        ("Reinhardt Verwaltungs GmbH, Sitz: Düsseldorf, Amtsgericht Düsseldorf, HRB.167012", "167012", "DE"),
+        ("Muster GmbH, Amtsgericht Köln, HRB: 4711", "4711", "DE"),
+        (
+            "Stey Beteiligungs S.à r.l., mit dem Sitz in Luxemburg, eingetragen im R.C.S. Luxemburg, unter. B 108139",
+            "B108139",
+            "LU",
+        ),
+    ],
+)
+def test_a_register_with_a_speck_read_as_a_dot(text, number, country):
+    register = register_of(text)
+
+    assert (register["register_number"], register["register_country"]) == (number, country)
+    assert firm_name(text).endswith(("GmbH", "S.à r.l."))
 
 
 def test_foreign_register_and_the_luxembourg_form_as_ocr_reads_it():

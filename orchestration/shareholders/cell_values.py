@@ -116,7 +116,9 @@ def running_number(text: str) -> str:
 
 def running_numbers_in(text: str) -> list[tuple[str, str | None]]:
     """Running numbers and ranges of a cell, in order: ("1", None), ("1", "25000")."""
-    text = re.sub(r"(?<=\d)\s*(?:-|\u2013|\u2014)\s*$", " -", digits_mended(text))
+    # OCR reads a section number's dot as a colon now and then ("1:2")
+    text = re.sub(r"(?<=\d):(?=\d)", ".", digits_mended(text))
+    text = re.sub(r"(?<=\d)\s*(?:-|\u2013|\u2014)\s*$", " -", text)
     found: list[tuple[int, str, str | None]] = []
     taken: list[tuple[int, int]] = []
     for match in RANGE.finditer(text):

@@ -52,7 +52,7 @@ _LABELLED_REGISTER = re.compile(
 )
 _REGISTER_NUMBER = re.compile(
     r"(?:Registrierungsnummer|Registernummer|Registernr\.?|Register\s+No\.?|Registration\s+(?:No\.?|number)|"
-    r"Company\s+(?:No\.?|number)|KvK(?:-nummer)?|Nr\.|No\.|number|unter|under)\s*:?\s*"
+    r"Company\s+(?:No\.?|number)|KvK(?:-nummer)?|Nr\.|No\.|number|unter|under)\s*[:.]?\s*"
     r"(?P<number>(?:[A-Z]{1,3}\s?)?\d[\d .\-/]*\d(?:\s?(?-i:[a-z])(?![\w]))?|\d)"
     r"|(?P<fn>FN\s?\d+\s?[a-z])(?![\w])|(?P<che>CHE-?\d{3}\.\d{3}\.\d{3})"
     r"|R\.?\s?C\.?\s?S\.?\s+[A-ZÄÖÜ][\w\-]+\s+(?P<rcs_after>(?:[A-Z]\s?)?\d[\d ]*\d)"
@@ -85,7 +85,7 @@ _COUNTRY = re.compile("|".join(f"(?P<{code}>\\b(?:{names})\\b)" for code, names 
 # Where an organisation's firm ends: its seat, its register, a following place after a comma.
 FIRM_END = re.compile(
     r"\s*,?\s*(?:\(|\b)(?:mit\s+(?:dem\s+)?Sitz|Sitz\b|with\s+(?:its\s+)?(?:registered\s+)?seat|registered\s+(?:with|in|at|under)|"
-    r"seat\b|eingetragen|Amtsgericht|AG\s+\w+\s+(?:HR[AB]|VR|GnR)|Registergericht|(?:HRA|HRB|VR|GnR|PR)\s*\d|"
+    r"seat\b|eingetragen|Amtsgericht|AG\s+\w+\s+(?:HR[AB]|VR|GnR)|Registergericht|(?:HRA|HRB|VR|GnR|PR)\s*[.:]?\s*\d|"
     r"R\.?\s?C\.?\s?S\.?|Companies\s+(?:Registration|House)|Handelsregister|Register|Registrierungsnummer|"
     r"Kamer\s+van\s+Koophandel|KvK|Firmenbuch|FN\s?\d|CHE-?\d|Greffe|Registro|Company\s+No)",
     re.I,
@@ -93,7 +93,7 @@ FIRM_END = re.compile(
 REGISTER = re.compile(
     r"(?:(?:Amtsgericht|AG|Registergericht|Local\s+Court(?:\s+of)?)\s+(?P<court>[A-ZÄÖÜ][\w\-]+(?:\s+(?:am|an\s+der|in|im|a\.\s?M\.|\([\w\s]+\))(?:\s+[A-ZÄÖÜ][\w\-]+)?)?)"
     r"[\s,\u2013\u2014-]*(?:unter\s+)?)?"
-    r"(?P<type>HRA|HRB|VR|GnR|PR)\s*(?P<number>\d[\d.]*(?:\s+[A-Z]{1,2}\b)?)"
+    r"(?P<type>HRA|HRB|VR|GnR|PR)\s*[.:]?\s*(?P<number>\d[\d.]*(?:\s+[A-Z]{1,2}\b)?)"
 )
 SEAT = re.compile(
     r"(?:mit\s+(?:dem\s+)?Sitz\s+(?:in\s+)?|Sitz:?\s+(?:in\s+)?|with\s+(?:its\s+)?(?:registered\s+)?(?:seat|office)\s+(?:in\s+)?|"

@@ -131,7 +131,10 @@ def extract(table: Table | None) -> ExtractedList:
     if not holders:
         raise JobError(FailureClass.PARSER_ERROR, "the shareholder table has no rows", source="shareholders")
     total = _list_total(table) or total_from_row
-    shareholders = _restore_dropped_decimal_marks([_shareholder(holder) for holder in holders], total)
+    shareholders = [_shareholder(holder) for holder in holders]
+    shareholders = _restore_dropped_decimal_marks(
+        shareholders, total if total is not None else sum((h.nominal_total for h in shareholders), Decimal(0))
+    )
     unread += [
         LowConfidenceCell(page=holder.page, text=holder.text, confidence=0.0)
         for holder, shareholder in zip(holders, shareholders, strict=True)
@@ -148,24 +151,41 @@ def extract(table: Table | None) -> ExtractedList:
     )
 
 
-def _restore_dropped_decimal_marks(holders: list[Shareholder], total: Decimal | None) -> list[Shareholder]:
+def _restore_dropped_decimal_marks(holders: list[Shareholder], total: Decimal) -> list[Shareholder]:
     """OCR often loses the thin comma in "8,0 %"; where a list prints its percentages with d
-    decimals, a whole number that matches the nominal amounts once read with d decimals is read so."""
+    decimals, a whole number that matches the nominal amounts once read with d decimals is read so:
+    a shareholder's percentage, and a share row's ("7,5 %" read as "75")."""
     if not total:
         return holders
-    places = [-h.percentage.as_tuple().exponent for h in holders if h.percentage is not None]
+    stated = [h.percentage for h in holders] + [s.percentage for h in holders for s in h.shares]
+    places = [-p.as_tuple().exponent for p in stated if p is not None]
     decimals = max(set(places), key=places.count, default=0)
     if decimals < 1:
         return holders
-    restored = []
-    for holder in holders:
-        if holder.percentage is not None and holder.percentage.as_tuple().exponent == 0:
-            exact = holder.nominal_total / total * 100
-            candidate = holder.percentage.scaleb(-decimals)
-            if abs(candidate - exact) <= Decimal(5).scaleb(-decimals - 1) < abs(holder.percentage - exact):
-                holder = holder.model_copy(update={"percentage": candidate})
-        restored.append(holder)
-    return restored
+
+    def restored(percentage: Decimal | None, nominal: Decimal) -> Decimal | None:
+        if percentage is None or percentage.as_tuple().exponent != 0:
+            return percentage
+        exact = nominal / total * 100
+        candidate = percentage.scaleb(-decimals)
+        if abs(candidate - exact) <= Decimal(5).scaleb(-decimals - 1) < abs(percentage - exact):
+            return candidate
+        return percentage
+
+    return [
+        holder.model_copy(
+            update={
+                "percentage": restored(holder.percentage, holder.nominal_total),
+                "shares": [
+                    share.model_copy(update={"percentage": restored(share.percentage, share.nominal * share.count)})
+                    if share.count
+                    else share
+                    for share in holder.shares
+                ],
+            }
+        )
+        for holder in holders
+    ]
 
 
 def _columns_by_role(table: Table) -> dict[Role, list[int]]:
@@ -404,6 +424,30 @@ def _nominal(holder: _Holder) -> Decimal:
     return sum((share.nominal * (share.count or 1) for share in holder.shares), Decimal(0))
 
 
+def _restore_section_dots(shares: list[Share]) -> list[Share]:
+    """OCR loses the dot of a section number now and then ("1.2" read as "12"): among a
+    shareholder's sections of share P, a plain number that reads as P followed by the one section
+    missing there is that section."""
+    sections: dict[str, set[str]] = {}
+    for share in shares:
+        prefix, dot, section = share.number.rpartition(".")
+        if dot and share.last_number is None:
+            sections.setdefault(prefix, set()).add(section)
+    restored = []
+    for share in shares:
+        if "." not in share.number and share.last_number is None:
+            for prefix, known in sections.items():
+                section = share.number.removeprefix(prefix)
+                if share.number.startswith(prefix) and section.isdigit() and section not in known:
+                    highest = max(int(s) for s in known if s.isdigit()) if known else 0
+                    if int(section) <= highest + 1 and section == str(int(section)):
+                        share = share.model_copy(update={"number": f"{prefix}.{section}"})
+                        known.add(section)
+                        break
+        restored.append(share)
+    return restored
+
+
 def _shareholder(holder: _Holder) -> Shareholder:
     nominal = holder.stated_total if holder.stated_total is not None else _nominal(holder)
     percentage = holder.stated_percentage
@@ -411,7 +455,7 @@ def _shareholder(holder: _Holder) -> Shareholder:
         percentage = sum(holder.share_percentages, Decimal(0))
     common = {
         "changes": " ".join(holder.changes) or None,
-        "shares": holder.shares,
+        "shares": _restore_section_dots(holder.shares),
         "nominal_total": nominal,
         "percentage": percentage,
         "percentage_below_one": holder.below_one and percentage is None,
