@@ -8,7 +8,7 @@ from itertools import pairwise
 
 import numpy as np
 import pytesseract
-from PIL import Image, ImageFilter
+from PIL import Image, ImageFilter, ImageOps
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.page_layout import Page, Rule, Word
@@ -21,8 +21,10 @@ os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 LANGUAGE = "deu"
 # psm 6 reads the page as one block, so a table row stays one line instead of one block per column.
 TEXT_CONFIG = "--psm 6"
-# A number read once more on its own: one word (psm 8).
-WORD_CONFIG = "--psm 8"
+# A number read once more on its own, as one line (psm 7) with a margin of white around it:
+# cut tight, or read as one word (psm 8), a lone digit reads as anything.
+WORD_CONFIG = "--psm 7"
+REREAD_MARGIN = 20
 REREAD_BELOW = 60.0
 MAX_REREADS = 20  # per page, the least certain first: each costs a Tesseract run
 PAGE_TIMEOUT_S = 120
@@ -114,8 +116,9 @@ def _read_upright(image: Image.Image, rotation: int, number: int) -> Page:
 def _reread_uncertain(image: Image.Image, words: list[Word]) -> list[Word]:
     """Numbers Tesseract was unsure of, read once more each on its own (as one word, psm 8): read
     alone, a number loses the neighbours that misled the page's reading. The better reading stays."""
+    # A lone digit beside wide white space is read as a sign or a letter ("=" for 3, "u" for 4).
     uncertain = sorted(
-        (w for w in words if w.confidence < REREAD_BELOW and any(c.isdigit() for c in w.text)),
+        (w for w in words if w.confidence < REREAD_BELOW and (any(c.isdigit() for c in w.text) or len(w.text) <= 2)),
         key=lambda w: w.confidence,
     )[:MAX_REREADS]
     better: dict[int, Word] = {}
@@ -127,7 +130,8 @@ def _reread_uncertain(image: Image.Image, words: list[Word]) -> list[Word]:
             min(int(word.x1 + pad), image.width),
             min(int(word.y1 + pad), image.height),
         )
-        read = _words(image.crop(box), offset=(box[0], box[1]), config=WORD_CONFIG)
+        framed = ImageOps.expand(image.crop(box), REREAD_MARGIN, fill=255)
+        read = _words(framed, offset=(box[0] - REREAD_MARGIN, box[1] - REREAD_MARGIN), config=WORD_CONFIG)
         if read and min(w.confidence for w in read) > word.confidence:
             text = " ".join(w.text for w in sorted(read, key=lambda w: w.x0))
             better[id(word)] = Word(text, word.x0, word.y0, word.x1, word.y1, min(w.confidence for w in read))
