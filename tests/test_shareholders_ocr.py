@@ -77,3 +77,15 @@ def test_missing_tesseract_fails_scans_but_not_text_pdfs(monkeypatch):
     assert raised.value.failure_class == FailureClass.DEPENDENCY_UNAVAILABLE
     assert "Tesseract" in raised.value.message
     assert parse_shareholder_list(text.content, method="rules").shareholders
+
+
+def test_lone_running_numbers_are_read_again_until_they_read_as_numbers():
+    # Typed without rules, the numbers 3 and 4 stand alone beside wide white space: read with the
+    # page they come out as a sign and a letter ("=", "u"), read alone as one line they are numbers.
+    generated = generate_list(5003, company_name="Bench 3 GmbH", capital=CAPITAL, layout="english", form="scan_pdf")
+
+    result = parse_shareholder_list(generated.content, capital=CAPITAL, method="rules")
+
+    assert [s.number for h in result.shareholders for s in h.shares] == ["1", "2", "3", "4", "5"]
+    _assert_read_as_generated(result, generated)
+    assert result.validation.status == "verified"
