@@ -15,10 +15,8 @@ from __future__ import annotations
 import re
 import shutil
 import uuid
-from collections import Counter
 
 import dagster as dg
-import httpx
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
@@ -46,20 +44,15 @@ from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION
 from pipeline_helpers import add_entity_with_si, job_rows, sample_si_files
 from process_helpers import free_port, wait_until
+from webserver_helpers import finished_backfill, graphql, wait_for_code_location
 
 pytestmark = pytest.mark.slow
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 OLD_VERSION = "0.9.0"
-LOCATION = "handelsregister"
 COMPANY_RECORDS_PATH = ["company_records"]
 # The companies of the fixture are filed at Stuttgart, Munich and Berlin (Charlottenburg).
 COURTS = ("B8534", "D2601", "F1103")
-BACKFILL_DONE = ("COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED")
-# A backfill must be done well inside the 600 s every test has (pytest-timeout, pyproject.toml),
-# which for the first test also pays for starting the stack: a slower one fails saying how far
-# it got, instead of being cut off by the timeout.
-BACKFILL_WAIT_S = 300
 
 ASSET_NODE = """
 query AssetNode($path: [String!]!, $partition: String!) {
@@ -95,20 +88,6 @@ mutation Reexecute($reexecutionParams: ReexecutionParams) {
   }
 }
 """
-BACKFILL = """
-query Backfill($backfillId: String!) {
-  partitionBackfillOrError(backfillId: $backfillId) {
-    ... on PartitionBackfill {
-      status
-      numPartitions
-      runs { runId status tags { key value } }
-      assetBackfillData { assetBackfillStatuses { ... on AssetPartitionsStatusCounts {
-        assetKey { path } numPartitionsTargeted numPartitionsInProgress numPartitionsMaterialized numPartitionsFailed
-      } } }
-    }
-  }
-}
-"""
 PARTITION_MATERIALIZATION = """
 query Materialization($path: [String!]!, $partition: String!) {
   assetOrError(assetKey: {path: $path}) { ... on Asset {
@@ -130,32 +109,6 @@ query Staleness($path: [String!]!, $partitions: [String!]) {
 RUN_STATUS = """
 query Run($runId: ID!) { runOrError(runId: $runId) { ... on Run { status } } }
 """
-LOCATION_STATUS = """
-query { workspaceOrError { ... on Workspace { locationEntries { name loadStatus
-  locationOrLoadError { __typename ... on PythonError { message } } } } } }
-"""
-
-
-def graphql(stack: devstack.Stack, query: str, **variables) -> dict:
-    response = httpx.post(f"{stack.webserver_url}/graphql", json={"query": query, "variables": variables}, timeout=60)
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert "errors" not in body, body["errors"]
-    return body["data"]
-
-
-def wait_for_code_location(stack: devstack.Stack) -> None:
-    """The webserver answers before it has loaded the code location."""
-
-    def loaded():
-        entries = graphql(stack, LOCATION_STATUS)["workspaceOrError"]["locationEntries"]
-        entry = next(e for e in entries if e["name"] == LOCATION)
-        assert entry["locationOrLoadError"] is None or entry["locationOrLoadError"]["__typename"] != "PythonError", (
-            entry
-        )
-        return entry["loadStatus"] == "LOADED" and entry["locationOrLoadError"] is not None
-
-    wait_until(loaded, 120, f"code location {LOCATION} to load")
 
 
 @pytest.fixture(scope="module")
@@ -217,26 +170,6 @@ def launch_backfill(stack: devstack.Stack, partition_names: list[str]) -> str:
     )["launchPartitionBackfill"]
     assert launched["__typename"] == "LaunchBackfillSuccess", launched
     return launched["backfillId"]
-
-
-def finished_backfill(stack: devstack.Stack, backfill_id: str, timeout_s: float = BACKFILL_WAIT_S) -> dict:
-    """The backfill once it is done; a backfill not done in ``timeout_s`` fails the test with
-    how far it got."""
-    seen = {}
-
-    def finished():
-        seen.update(graphql(stack, BACKFILL, backfillId=backfill_id)["partitionBackfillOrError"])
-        return dict(seen) if seen["status"] in BACKFILL_DONE else None
-
-    try:
-        return wait_until(finished, timeout_s, f"backfill {backfill_id} to finish")
-    except AssertionError:
-        runs = Counter(run["status"] for run in seen.get("runs", []))
-        partitions = seen.get("assetBackfillData", {}).get("assetBackfillStatuses")
-        raise AssertionError(
-            f"backfill {backfill_id} not done after {timeout_s:.0f} s: {seen.get('status')}, "
-            f"runs by status {dict(runs)}, partitions {partitions}"
-        ) from None
 
 
 def partition_counts(backfill: dict) -> dict:
