@@ -40,18 +40,18 @@ register_court_partitions_def = dg.StaticPartitionsDefinition(list(register_cour
 NO_DOCUMENTS = (None, EMPTY_FINGERPRINT)
 
 
-def courts_per_backfill_run(run_workers: int) -> int:
+def courts_per_backfill_run(run_slots: int) -> int:
     """Courts one backfill run re-parses at most: a backfill of every court makes two runs per
-    run worker the run queue starts at once (8 with the default 4). Each run starts a process
-    that loads the code (seconds of CPU) and waits for the run queue, so few runs keep that cost
-    small against the work; two per worker let a worker whose courts were small take another run
-    while a large court keeps the other busy."""
-    return math.ceil(len(register_courts()) / (2 * run_workers))
+    run slot that backfill runs may take at once (6 with the defaults: 3 of 4 slots). Each run
+    starts a process that loads the code (seconds of CPU) and waits for the run queue, so few runs
+    keep that cost small against the work; two per slot let a slot whose courts were small take
+    another run while a large court keeps the other busy."""
+    return math.ceil(len(register_courts()) / (2 * run_slots))
 
 
-def court_backfill_policy(run_workers: int) -> dg.BackfillPolicy:
-    """Backfills of the court partitions, for a run queue that starts ``run_workers`` runs at once."""
-    return dg.BackfillPolicy.multi_run(max_partitions_per_run=courts_per_backfill_run(run_workers))
+def court_backfill_policy(run_slots: int) -> dg.BackfillPolicy:
+    """Backfills of the court partitions, whose runs may take ``run_slots`` run slots at once."""
+    return dg.BackfillPolicy.multi_run(max_partitions_per_run=courts_per_backfill_run(run_slots))
 
 
 def court_metadata(summary: CourtSummary, extra: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from orchestration import devstack
 from orchestration.backfills import backfill_status
 from orchestration.cli import main
 from orchestration.courts import register_courts
+from orchestration.dagster_instance import backfill_run_slots
 from orchestration.db.engine import create_app_engine
 from orchestration.documents import DocumentStore
 from orchestration.settings import Settings
@@ -256,7 +257,7 @@ def test_a_court_is_unsynced_while_any_of_its_companies_waits_for_the_new_parser
     assert not [court for court, (_, causes) in after_backfill.items() if causes]
 
 
-def test_a_parser_change_is_a_backfill_over_every_court_in_two_runs_per_run_worker(stack, all_courts_backfill):
+def test_a_parser_change_is_a_backfill_over_every_court_in_two_runs_per_run_slot(stack, all_courts_backfill):
     stack, engine, _ = stack
     node = all_courts_backfill["node_before"]
     # Before: the court partition shows as unsynced, for the parser version; the UI would launch
@@ -266,8 +267,8 @@ def test_a_parser_change_is_a_backfill_over_every_court_in_two_runs_per_run_work
     assert node["jobNames"][0].startswith("__ASSET_JOB")
     keys = node["partitionKeysByDimension"][0]["partitionKeys"]
     assert keys == list(register_courts()) and len(keys) == 173
-    run_workers = Settings().max_concurrent_runs
-    assert node["backfillPolicy"]["maxPartitionsPerRun"] == courts_per_backfill_run(run_workers)
+    run_slots = backfill_run_slots(Settings())
+    assert node["backfillPolicy"]["maxPartitionsPerRun"] == courts_per_backfill_run(run_slots)
 
     backfill = all_courts_backfill["backfill"]
     assert backfill["status"] == "COMPLETED_SUCCESS"
@@ -277,7 +278,7 @@ def test_a_parser_change_is_a_backfill_over_every_court_in_two_runs_per_run_work
         "numPartitionsFailed": 0,
     }
     runs = backfill["runs"]
-    assert len(runs) == 2 * run_workers  # two runs per run worker, not one per court
+    assert len(runs) == 2 * run_slots  # two runs per run slot backfills may take, not one per court
     assert {run["status"] for run in runs} == {"SUCCESS"}
 
     reparses = [job for job in job_rows(engine, "xml_parsing") if job.trigger == "parser_change"]
