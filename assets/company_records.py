@@ -34,7 +34,9 @@ COMPANY_RECORD_CHECKS = [
 
 def parsed_company_records() -> ParsedCourts:
     """company_records as parsed by the parser version of this code."""
-    return ParsedCourts(COMPANY_RECORDS, RAW_SI_DOCUMENTS, PARSER_VERSION, SI_RECORDS)
+    return ParsedCourts(
+        COMPANY_RECORDS, RAW_SI_DOCUMENTS, PARSER_VERSION, SI_RECORDS, COMPANY_RECORD_CHECKS, written="new_revision"
+    )
 
 
 def parse_downloaded(
@@ -59,9 +61,7 @@ def parse_downloaded(
         return
     context.log.info(f"xml_parsing: parsed {report.completed} downloaded documents, failed {report.failed}")
     # The checks of company_records belong to its own runs, which take every other parse.
-    yield from work_queue_by_court(
-        context, engine, stage, parsed_company_records(), [], written="new_revision", report=report
-    )
+    yield from work_queue_by_court(context, engine, stage, parsed_company_records(), report=report, checked=False)
 
 
 def build_company_records_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDefinition:
@@ -85,14 +85,7 @@ def build_company_records_asset(backfill_policy: dg.BackfillPolicy) -> dg.Assets
         context: dg.AssetExecutionContext, database: DatabaseResource, documents: DocumentStoreResource
     ):
         stage = XmlParsingStage(documents.get_store())
-        yield from reparse_courts(
-            context,
-            database.get_engine(),
-            stage,
-            parsed_company_records(),
-            COMPANY_RECORD_CHECKS,
-            written="new_revision",
-        )
+        yield from reparse_courts(context, database.get_engine(), stage, parsed_company_records())
 
     return company_records
 
@@ -109,12 +102,6 @@ def company_records_from_the_queue(
 ):
     stage = XmlParsingStage(documents.get_store())
     events = work_queue_by_court(
-        context,
-        database.get_engine(),
-        stage,
-        parsed_company_records(),
-        COMPANY_RECORD_CHECKS,
-        written="new_revision",
-        max_batches=job_queue.max_batches_per_run,
+        context, database.get_engine(), stage, parsed_company_records(), max_batches=job_queue.max_batches_per_run
     )
     yield from as_op_events(events)

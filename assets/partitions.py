@@ -74,6 +74,9 @@ class ParsedCourts:
     documents_key: dg.AssetKey
     code_version: str
     queries: CourtStateQueries
+    # The asset's checks of a run's batches, and the result flag of a job that wrote a new version.
+    checks: Sequence[BatchCheck]
+    written: str
 
 
 def data_version_tags(data_version: str) -> dict[str, str]:
@@ -179,9 +182,7 @@ def reparse_courts(
     engine: Engine,
     stage: Stage,
     parsed: ParsedCourts,
-    checks: Sequence[BatchCheck],
     *,
-    written: str,
     reparse: ReparseCourt = reparse_court,
 ) -> Generator[dg.AssetMaterialization | dg.AssetObservation | dg.AssetCheckResult, None, BatchReport]:
     """A backfill run: redo each of its courts with the current code, one materialization per court.
@@ -210,7 +211,7 @@ def reparse_courts(
             except BatchAborted as exc:
                 raise dg.Failure(description=f"court {court}: {exc}", allow_retries=False) from exc
             touched.absorb(result.report)
-            summary = CourtSummary.of_report(court, result.report, written)
+            summary = CourtSummary.of_report(court, result.report, parsed.written)
             # A log line is an event of its own; a court with nothing to redo has only its materialization.
             if summary.completed or summary.failed or result.held_elsewhere:
                 context.log.info(
@@ -226,7 +227,7 @@ def reparse_courts(
                     "seconds": round(result.report.seconds, 2),
                 }
                 yield from court_events(context, engine, parsed, [summary], {court: extra})
-    yield from run_checks(engine, checks, touched, parsed.asset_key)
+    yield from run_checks(engine, parsed.checks, touched, parsed.asset_key)
     if failed:
         raise dg.Failure(
             description=f"{len(failed)} of {len(context.partition_keys)} courts have failed jobs: "
@@ -242,19 +243,19 @@ def work_queue_by_court(
     engine: Engine,
     stage: Stage,
     parsed: ParsedCourts,
-    checks: Sequence[BatchCheck],
     *,
-    written: str,
     max_batches: int = 0,
     report: BatchReport | None = None,
+    checked: bool = True,
 ) -> Generator[dg.AssetMaterialization | dg.AssetObservation | dg.AssetCheckResult, None, BatchReport]:
     """A run without a partition (the sensor's): up to ``max_batches`` batches of due jobs (or the
     ``report`` of jobs the run has worked already), then the events of every court a job touched
-    (court_events), so each partition's status stays true. Returns the batches' report."""
+    (court_events), so each partition's status stays true, and unless not ``checked`` the asset's
+    checks of the batches. Returns the batches' report."""
     if report is None:
         report = work_batch(context, engine, stage, max_batches=max_batches)
     with engine.connect() as conn:
-        summaries = run_by_court(conn, context.run.run_id, stage.job_type, written)
+        summaries = run_by_court(conn, context.run.run_id, stage.job_type, parsed.written)
     courts = register_courts()
     worked = []
     for summary in sorted(summaries.values(), key=lambda s: s.court):
@@ -264,5 +265,6 @@ def work_queue_by_court(
             context.log.warning(f"{summary.completed} jobs of court {summary.court!r}, which is no register court")
     extra = {summary.court: {"parser_version": parsed.code_version} for summary in worked}
     yield from court_events(context, engine, parsed, worked, extra)
-    yield from run_checks(engine, checks, report, parsed.asset_key)
+    if checked:
+        yield from run_checks(engine, parsed.checks, report, parsed.asset_key)
     return report

@@ -35,7 +35,14 @@ OWNERSHIP_GRAPH = dg.AssetKey("ownership_graph")
 
 def parsed_shareholders() -> ParsedCourts:
     """shareholders as read by the reader version of this code."""
-    return ParsedCourts(SHAREHOLDERS, SHAREHOLDER_LIST_DOCUMENTS, SHAREHOLDER_READER_VERSION, SHAREHOLDER_RECORDS)
+    return ParsedCourts(
+        SHAREHOLDERS,
+        SHAREHOLDER_LIST_DOCUMENTS,
+        SHAREHOLDER_READER_VERSION,
+        SHAREHOLDER_RECORDS,
+        SHAREHOLDER_CHECKS,
+        written="new_list",
+    )
 
 
 reread_lists = functools.partial(reparse_court, redo=SHAREHOLDER_LIST_REREAD)
@@ -129,15 +136,7 @@ def build_shareholders_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDef
     ):
         engine = database.get_engine()
         stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
-        report = yield from reparse_courts(
-            context,
-            engine,
-            stage,
-            parsed_shareholders(),
-            SHAREHOLDER_CHECKS,
-            written="new_list",
-            reparse=reread_lists,
-        )
+        report = yield from reparse_courts(context, engine, stage, parsed_shareholders(), reparse=reread_lists)
         yield review_observation(engine, report)
 
     return shareholders
@@ -171,15 +170,7 @@ def shareholders_from_the_queue(
     engine = database.get_engine()
     stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
     report = yield from as_op_events(
-        work_queue_by_court(
-            context,
-            engine,
-            stage,
-            parsed_shareholders(),
-            SHAREHOLDER_CHECKS,
-            written="new_list",
-            max_batches=job_queue.max_batches_per_run,
-        )
+        work_queue_by_court(context, engine, stage, parsed_shareholders(), max_batches=job_queue.max_batches_per_run)
     )
     yield review_observation(engine, report)
 

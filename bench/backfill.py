@@ -52,7 +52,6 @@ import json
 import math
 import multiprocessing
 import os
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -61,7 +60,14 @@ import sqlalchemy as sa
 import yaml
 from dagster._daemon.controller import DEFAULT_DAEMON_INTERVAL_SECONDS
 
-from bench.common import bench_database, free_port, iter_cloned_documents, load_entities, log, peak_rss_mb
+from bench.common import (
+    bench_stack_environment,
+    free_port,
+    iter_cloned_documents,
+    load_entities,
+    log,
+    peak_rss_mb,
+)
 from bench.latency import p50_p95, search_to_parsed_s
 from orchestration import devstack, queue
 from orchestration.backfills import backfill_status, launch_backfill, webserver_graphql
@@ -346,20 +352,15 @@ def wait_for_launch_moment(webserver_url: str, phase: float) -> None:
 
 
 def main() -> None:
-    url = bench_database("hreg_bench_backfill")
-    data_dir = Path(tempfile.mkdtemp(prefix="hreg-bench-backfill-"))
-    os.environ.update(
+    url, data_dir, settings = bench_stack_environment(
+        "hreg_bench_backfill",
         {
-            "HREG_DATABASE_URL": url.render_as_string(hide_password=False),
-            "HREG_DATA_DIR": str(data_dir),
             "HREG_WEBSERVER_PORT": str(free_port()),
             "HREG_MAX_CONCURRENT_RUNS": str(RUN_WORKERS),
             "HREG_REGISTER": "sample",
-            "HREG_SAMPLE_REGISTER_PORT": str(free_port()),
             "HREG_SEARCH_OPENS": f"first:{SEARCH_OPENS}",
-        }
+        },
     )
-    settings = Settings()
     bench = Bench(url, data_dir)
     bench.set_up(settings)
     parser_only_per_s = bench.parser_only_per_s()

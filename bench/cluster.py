@@ -6,12 +6,15 @@
    the same run.
 3. Reads of one real scanned shareholder list from the S3 store and from a local directory.
 
+Every layout works xml_parsing jobs in batches of BENCH_BATCH (default 100; the shipped 5000
+would put a whole workload into one step on one worker), so that each worker gets several.
+
 Last line: one JSON object with cluster_1_worker_jobs_per_s, cluster_2_workers_jobs_per_s,
 single_machine_jobs_per_s, ratio (cluster with one worker / single machine), workers_seen,
 store_read_ms_p50 and local_read_ms_p50.
 
     .venv/bin/python -m bench.cluster             # N=2000
-    BENCH_JOBS=500 .venv/bin/python -m bench.cluster
+    BENCH_JOBS=200 BENCH_BATCH=20 BENCH_READS=20 .venv/bin/python -m bench.cluster   # a quick check
 """
 
 from __future__ import annotations
@@ -26,15 +29,15 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from bench.common import bench_database, cloned_documents, free_port, load_entities, log
+from bench.common import bench_stack_environment, cloned_documents, load_entities, log
 from orchestration import cluster, devstack
 from orchestration.db.engine import create_app_engine
 from orchestration.documents import DocumentStore
 from orchestration.object_store import open_object_store
-from orchestration.settings import Settings
 
 JOBS = int(os.environ.get("BENCH_JOBS", "2000"))
 READS = int(os.environ.get("BENCH_READS", "200"))
+BATCH = int(os.environ.get("BENCH_BATCH", "100"))
 SAMPLE_LIST = Path(__file__).resolve().parents[2] / "shared" / "samples" / "gesellschafterliste" / "HRB_70597.pdf"
 
 
@@ -100,16 +103,7 @@ def through_cluster(workers: int, documents) -> tuple[float, list[str], float]:
 
 
 def through_single_machine(documents) -> float:
-    url = bench_database("hreg_bench_cluster_single")
-    data_dir = Path(tempfile.mkdtemp(prefix="hreg-bench-single-"))
-    os.environ.update(
-        {
-            "HREG_DATABASE_URL": url.render_as_string(hide_password=False),
-            "HREG_DATA_DIR": str(data_dir),
-            "HREG_SAMPLE_REGISTER_PORT": str(free_port()),
-        }
-    )
-    settings = Settings()
+    url, data_dir, settings = bench_stack_environment("hreg_bench_cluster_single")
     engine = create_app_engine(url)
     stack = devstack.prepare(settings)
     try:
@@ -138,6 +132,8 @@ def read_p50_ms(location: str) -> float:
 
 
 def main() -> None:
+    # `hreg db upgrade` (the cluster's) and `hreg dev`'s preparation write it to processing.job_types.
+    os.environ["HREG_BATCH_SIZES"] = json.dumps({"xml_parsing": BATCH})
     log(f"generating {3 * JOBS} SI documents…")
     documents = cloned_documents(3 * JOBS)
     one_worker, _, store_read_ms = through_cluster(1, documents[:JOBS])
@@ -148,6 +144,7 @@ def main() -> None:
         json.dumps(
             {
                 "jobs": JOBS,
+                "batch_size": BATCH,
                 "cluster_1_worker_jobs_per_s": round(one_worker, 1),
                 "cluster_2_workers_jobs_per_s": round(two_workers, 1),
                 "single_machine_jobs_per_s": round(single, 1),

@@ -54,6 +54,23 @@ def bench_database(name: str) -> URL:
     return url
 
 
+def bench_stack_environment(name: str, extra: dict[str, str] | None = None) -> tuple[URL, Path, Settings]:
+    """A fresh database ``name`` and data dir, set in this process's environment where the stack
+    reads its configuration (with the sample register on a free port, and ``extra`` variables),
+    and the settings they make."""
+    url = bench_database(name)
+    data_dir = Path(tempfile.mkdtemp(prefix=name.replace("_", "-") + "-"))
+    os.environ.update(
+        {
+            "HREG_DATABASE_URL": url.render_as_string(hide_password=False),
+            "HREG_DATA_DIR": str(data_dir),
+            "HREG_SAMPLE_REGISTER_PORT": str(free_port()),
+            **(extra or {}),
+        }
+    )
+    return url, data_dir, Settings()
+
+
 def template_records() -> list[CompanyRecord]:
     """The real samples, parsed: templates for cloned companies."""
     return [parse_si(path.read_bytes()) for path in sorted(SAMPLES_DIR.glob("*.xml"))]

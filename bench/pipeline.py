@@ -21,20 +21,17 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 import uuid
-from pathlib import Path
 
 import dagster as dg
 import sqlalchemy as sa
 
-from bench.common import bench_database, cloned_documents, free_port, load_entities, log
+from bench.common import bench_stack_environment, cloned_documents, load_entities, log
 from bench.latency import open_to_parsed_s, p50_p95
 from orchestration import devstack
 from orchestration.db.engine import create_app_engine
 from orchestration.documents import DocumentStore
-from orchestration.settings import Settings
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batch
 from sensors.jobs import IN_FLIGHT
@@ -93,16 +90,7 @@ def search_latency(engine: sa.Engine, instance: dg.DagsterInstance) -> float:
 
 
 def main() -> None:
-    url = bench_database("hreg_bench_pipeline")
-    data_dir = Path(tempfile.mkdtemp(prefix="hreg-bench-pipeline-"))
-    os.environ.update(
-        {
-            "HREG_DATABASE_URL": url.render_as_string(hide_password=False),
-            "HREG_DATA_DIR": str(data_dir),
-            "HREG_SAMPLE_REGISTER_PORT": str(free_port()),
-        }
-    )
-    settings = Settings()
+    url, data_dir, settings = bench_stack_environment("hreg_bench_pipeline")
     engine = create_app_engine(url)
     store = DocumentStore(settings.documents_dir)
     with engine.connect() as conn:

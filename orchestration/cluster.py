@@ -1,7 +1,8 @@
 """The multi-host layout of docs/deployment.md on one machine, as separate processes.
 
 Services: PostgreSQL (Debian's server, TCP and password authentication), Redis (the Celery
-broker), moto's S3 server (the object store) and, for HREG_REGISTER=sample, the sample register.
+broker), moto's S3 server (the object store), with ``--pgbouncer`` PgBouncer in transaction mode
+in front of PostgreSQL for the workers, and, for HREG_REGISTER=sample, the sample register.
 Processes: a gRPC code server of its own, the webserver and the daemon reaching it through a
 ``grpc_server`` workspace, and N Celery workers, each with its own working directory and
 HREG_DATA_DIR. They share nothing but the services. ``scripts/cluster.sh`` runs ``main``.
@@ -33,6 +34,7 @@ import httpx
 import yaml
 from sqlalchemy.engine import URL
 
+from orchestration.celery_config import celery_executor_config
 from orchestration.dagster_instance import write_instance_config
 from orchestration.db.engine import dagster_url, ensure_database
 from orchestration.devstack import PROJECT_ROOT, stop_processes, wait_for_http
@@ -44,6 +46,7 @@ log = logging.getLogger(__name__)
 BIN = Path(sys.executable).parent
 LOCATION_NAME = "handelsregister"
 BUCKET = "hreg"
+PGBOUNCER = "/usr/sbin/pgbouncer"  # Debian's pgbouncer package
 DATABASE = "hreg"
 # moto accepts any credentials; boto3 wants some, and a region.
 S3_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "hreg", "AWS_SECRET_ACCESS_KEY": "hreg", "AWS_DEFAULT_REGION": "eu-central-1"}
@@ -143,8 +146,9 @@ class Cluster:
     workers: int
     postgres: PostgresServer | None = None
     env: dict[str, str] = field(default_factory=dict)  # what every process of the cluster gets
+    worker_env: dict[str, str] = field(default_factory=dict)  # and what the workers get besides
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
-    specs: dict[str, tuple[list[str], Path]] = field(default_factory=dict)  # name -> (argv, home)
+    specs: dict[str, tuple[list[str], Path, dict[str, str], str | None]] = field(default_factory=dict)
     webserver_url: str = ""
 
     @property
@@ -161,10 +165,15 @@ class Cluster:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def spawn(self, name: str, argv: list[str], home: Path | None = None) -> subprocess.Popen:
+    def spawn(
+        self, name: str, argv: list[str], home: Path | None = None, env: dict[str, str] | None = None,
+        user: str | None = None,
+    ) -> subprocess.Popen:  # fmt: skip
+        """Start ``argv`` in ``home`` with the cluster's environment and ``env``, as ``user`` if given."""
         home = home or self.home(name)
-        self.specs[name] = (argv, home)
-        env = {**os.environ, **self.env, "HREG_DATA_DIR": str(home), "DAGSTER_HOME": str(home / "dagster_home")}
+        self.specs[name] = (argv, home, env or {}, user)
+        env = {**os.environ, **self.env, "HREG_DATA_DIR": str(home), "DAGSTER_HOME": str(home / "dagster_home"),
+               **(env or {})}  # fmt: skip
         # dagster-celery starts `celery` by name: the project's environment comes first on the path.
         env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
         log_dir = self.data_dir / "logs"
@@ -172,15 +181,15 @@ class Cluster:
         with open(log_dir / f"{name}.log", "ab") as out:
             process = subprocess.Popen(
                 argv, cwd=home, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                preexec_fn=reset_interrupt_signals,
+                preexec_fn=reset_interrupt_signals, user=user,
             )  # fmt: skip
         self.processes[name] = process
         self.processes_file.write_text(json.dumps({n: p.pid for n, p in self.processes.items()}, indent=1))
         return process
 
     def respawn(self, name: str) -> subprocess.Popen:
-        argv, home = self.specs[name]
-        return self.spawn(name, argv, home)
+        argv, home, env, user = self.specs[name]
+        return self.spawn(name, argv, home, env, user)
 
     def log_path(self, name: str) -> Path:
         return self.data_dir / "logs" / f"{name}.log"
@@ -234,6 +243,43 @@ def start_services(cluster: Cluster, register: str) -> None:
         wait_for_http(cluster.env["HREG_REGISTER_URL"] + "/", register_process, timeout_s=120)
 
 
+def start_pgbouncer(cluster: Cluster) -> None:
+    """PgBouncer in transaction mode in front of the server: the workers' application connections
+    go through it (what must bypass it: docs/deployment.md)."""
+    server = cluster.postgres
+    base = server.base / "pgbouncer"  # where the postgres user reaches it (PgBouncer refuses root)
+    base.mkdir(exist_ok=True)
+    users, config = base / "userlist.txt", base / "pgbouncer.ini"
+    users.write_text(f'"postgres" "{server.password}"\n')
+    port = free_port()
+    config.write_text(
+        f"""[databases]
+{DATABASE} = host=127.0.0.1 port={server.port} dbname={DATABASE}
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = {port}
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = {users}
+pool_mode = transaction
+default_pool_size = 10
+max_client_conn = 500
+admin_users = postgres
+"""
+    )
+    user = None
+    if os.geteuid() == 0:
+        user, owner = "postgres", pwd.getpwnam("postgres")
+        for path in (base, users, config):
+            os.chown(path, owner.pw_uid, owner.pw_gid)
+    users.chmod(0o600)
+    process = cluster.spawn("pgbouncer", [PGBOUNCER, str(config)], base, user=user)
+    _wait(lambda: socket.create_connection(("127.0.0.1", port), timeout=1).close() is None, process, "PgBouncer")
+    url = server.url.set(port=port).render_as_string(hide_password=False)
+    cluster.worker_env["HREG_DATABASE_URL"] = url
+
+
 def prepare_database(cluster: Cluster) -> None:
     """Migrate the application database as an operator would (`hreg db upgrade` with the cluster's
     environment), and write each Dagster host's instance config."""
@@ -264,15 +310,16 @@ def start_code_server(cluster: Cluster, port: int) -> None:
 
 
 def start_workers(cluster: Cluster) -> None:
-    broker = cluster.env["HREG_CELERY_BROKER_URL"]
+    settings = Settings(celery_broker_url=cluster.env["HREG_CELERY_BROKER_URL"])
     for name in worker_names(cluster):
         home = cluster.home(name)
         config = home / "celery.yaml"
-        config.write_text(yaml.safe_dump({"execution": {"config": {"broker": broker, "backend": broker}}}))
+        config.write_text(yaml.safe_dump({"execution": {"config": celery_executor_config(settings)}}))
         cluster.spawn(
             name,
             [str(BIN / "dagster-celery"), "worker", "start", "-A", "orchestration.celery_app", "-y", str(config),
              "-n", name, "-q", "dagster", "--", "--concurrency=1", "--without-gossip", "--without-mingle"],
+            env=cluster.worker_env,
         )  # fmt: skip
     for name in worker_names(cluster):
         _wait(lambda name=name: b" ready." in cluster.log_path(name).read_bytes(), cluster.processes[name], name)
@@ -303,6 +350,7 @@ def start_control(cluster: Cluster, code_server_port: int, webserver_port: int) 
 def write_env_file(cluster: Cluster) -> str:
     """The environment a CLI on another host needs, as ``set -a; . cluster.env`` reads it."""
     lines = [f"# The cluster of {cluster.data_dir}; Dagster UI: {cluster.webserver_url}"]
+    lines += [f"# worker hosts: {name}={shlex.quote(value)}" for name, value in sorted(cluster.worker_env.items())]
     lines += [f"{name}={shlex.quote(value)}" for name, value in sorted(cluster.env.items())]
     text = "\n".join(lines) + "\n"
     cluster.env_file.write_text(text)
@@ -310,12 +358,14 @@ def write_env_file(cluster: Cluster) -> str:
     return text
 
 
-def start(data_dir: Path, workers: int, register: str) -> Cluster:
+def start(data_dir: Path, workers: int, register: str, pgbouncer: bool = False) -> Cluster:
     cluster = Cluster(data_dir=data_dir.resolve(), workers=workers)
     cluster.data_dir.mkdir(parents=True, exist_ok=True)
     cluster.env_file.unlink(missing_ok=True)
     try:
         start_services(cluster, register)
+        if pgbouncer:
+            start_pgbouncer(cluster)
         prepare_database(cluster)
         code_server_port = free_port()
         start_code_server(cluster, code_server_port)
@@ -359,6 +409,9 @@ def main(argv: list[str] | None = None) -> None:
         logging.getLogger(chatty).setLevel(logging.WARNING)
     parser = argparse.ArgumentParser(prog="scripts/cluster.sh", description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2, help="Celery workers (default 2)")
+    parser.add_argument(
+        "--pgbouncer", action="store_true", help="workers reach PostgreSQL through PgBouncer in transaction mode"
+    )
     parser.add_argument("--register", choices=("sample", "live"), default=os.environ.get("HREG_REGISTER", "sample"))
     args = parser.parse_args(argv)
     data_dir = Path(os.environ.get("HREG_DATA_DIR", PROJECT_ROOT / ".hreg-cluster"))
@@ -367,7 +420,7 @@ def main(argv: list[str] | None = None) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _interrupted)
-    cluster = start(data_dir, args.workers, args.register)
+    cluster = start(data_dir, args.workers, args.register, args.pgbouncer)
     try:
         print(write_env_file(cluster), end="", flush=True)
         print(f"written to {cluster.env_file}: `set -a; . {cluster.env_file}; set +a` on any host; Ctrl-C stops",

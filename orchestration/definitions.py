@@ -24,6 +24,7 @@ from assets.shareholders import (
     shareholder_list_documents_from_the_queue,
     shareholders_from_the_queue,
 )
+from orchestration.celery_config import celery_executor_config
 from orchestration.dagster_instance import backfill_run_slots
 from orchestration.settings import Settings
 from resources.database import DatabaseResource
@@ -59,9 +60,7 @@ def run_executor(settings: Settings) -> dg.ExecutorDefinition:
         return dg.in_process_executor
     from dagster_celery import celery_executor  # Celery's import is for the cluster only
 
-    return celery_executor.configured(
-        {"broker": settings.celery_broker_url, "backend": settings.celery_broker_url}, name="celery"
-    )
+    return celery_executor.configured(celery_executor_config(settings), name="celery")
 
 
 def asset_job(job_type: str, asset: dg.AssetsDefinition, executor: dg.ExecutorDefinition):

@@ -55,6 +55,12 @@ class Settings(BaseSettings):
         description="Redis URL of the Celery broker (and result backend): set, every run's steps execute "
         "on the Celery workers listening there; empty, in the run's own process.",
     )
+    celery_visibility_timeout_s: int = Field(
+        3600,
+        gt=0,
+        description="Seconds after which the broker hands a step that no worker acknowledged (its host died) "
+        "to another worker; longer than any step runs, or a running step is started a second time.",
+    )
     register_kind: Literal["sample", "live"] = Field(
         "sample", validation_alias="HREG_REGISTER", description="Which register to talk to: sample or live."
     )
@@ -64,6 +70,12 @@ class Settings(BaseSettings):
         0,
         description="Register retrievals allowed per hour across all processes; 0 means the "
         "default for the register (60 live, 36000 sample).",
+    )
+    rate_limit_burst: int = Field(
+        0,
+        ge=0,
+        description="Retrievals the bucket allows at once, within the hourly limit; 0 means a twelfth of it "
+        "(5 of the live 60). With the refill scaled too, a faster clock for the whole budget (bench/budget.py).",
     )
     rate_limit_reserve: int = Field(
         2,

@@ -21,6 +21,7 @@ class RegisterResource(ConfigurableResource):
     register_kind: Literal["sample", "live"] = Field(description="sample or live (HREG_REGISTER).")
     url: str = Field(description="Base URL of the register (HREG_REGISTER_URL, or the kind's default).")
     rate_limit_per_hour: int = Field(description="Retrievals per hour across all processes.")
+    rate_limit_burst: int = Field(0, description="Retrievals allowed at once; 0: a twelfth of the hourly limit.")
     rate_limit_reserve: int = Field(description="Tokens background work leaves to people.")
     rate_limit_background_patience: float = Field(
         description="Refill intervals after which a waiting background retrieval takes a token like a person's."
@@ -35,6 +36,7 @@ class RegisterResource(ConfigurableResource):
             self.database.get_engine(),
             self.url,
             rate_limit_per_hour=self.rate_limit_per_hour,
+            burst=self.rate_limit_burst or None,
             reserve=self.rate_limit_reserve,
             patience_refills=self.rate_limit_background_patience,
             diagnostics_dir=Path(self.diagnostics_dir),
@@ -49,6 +51,7 @@ class RegisterResource(ConfigurableResource):
             register_kind=settings.register_kind,
             url=settings.register_base_url,
             rate_limit_per_hour=settings.effective_rate_limit_per_hour,
+            rate_limit_burst=settings.rate_limit_burst,
             rate_limit_reserve=settings.rate_limit_reserve,
             rate_limit_background_patience=settings.rate_limit_background_patience,
             diagnostics_dir=str(settings.resolved_data_dir / "diagnostics"),

@@ -3,10 +3,12 @@ look-ups (a search by register number), documents and document-tree views. The s
 the navigation to the search form carry no register data and are not retrievals.
 
 ``RetrievalLog`` wraps the sample register's ASGI app; tests and the budget benchmark read what
-it recorded to check what a flow costs."""
+it recorded to check what a flow costs, in the same process or, from another one, as JSON at
+``GET /_sample/retrievals`` (``[[monotonic seconds, kind], …]``)."""
 
 from __future__ import annotations
 
+import json
 import time
 from urllib.parse import parse_qs
 
@@ -40,6 +42,8 @@ class RetrievalLog:
         return counts
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/_sample/retrievals":
+            return await self._send_retrievals(send)
         if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].startswith("/rp_web/"):
             return await self.app(scope, receive, send)
         messages = []
@@ -57,3 +61,9 @@ class RetrievalLog:
             return next(replay, {"type": "http.disconnect"})
 
         return await self.app(scope, replayed, send)
+
+    async def _send_retrievals(self, send) -> None:
+        body = json.dumps(self.retrievals).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})

@@ -38,8 +38,8 @@ def serve(
     seed: int = DEFAULT_SEED,
     generated: int = DEFAULT_GENERATED_COUNT,
 ) -> None:
-    """Serve until interrupted."""
-    server = uvicorn.Server(_config(port, host, samples_dir, seed, generated))
+    """Serve until interrupted, logging the retrievals served (``GET /_sample/retrievals``)."""
+    server = uvicorn.Server(_config(port, host, samples_dir, seed, generated, log_retrievals=True))
     log.info("sample register on http://%s:%d", host, port)
     server.run()
 

@@ -14,9 +14,11 @@ import itertools
 import random
 import re
 import time
+import tomllib
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from importlib import resources
 
 import numpy as np
 import pdfplumber
@@ -69,7 +71,7 @@ FOREIGN_FORMS = {
 
 @dataclass(frozen=True)
 class Wording:
-    """Everything printed that depends on the language of the list."""
+    """Everything printed that depends on the language of the list (``data/wordings.toml``)."""
 
     decimal_comma: bool
     title: str
@@ -103,59 +105,20 @@ def _swap_separators(text: str) -> str:
     return text.replace(",", "\0").replace(".", ",").replace("\0", ".")
 
 
-GERMAN = Wording(
-    decimal_comma=True,
-    title="Liste der Gesellschafter",
-    company_prefix="der",
-    register_label="Handelsregister",
-    range_word="bis",
-    birth="geb.",
-    residence="wohnhaft in",
-    seat="Sitz:",
-    court="Amtsgericht",
-    sum_label="Summe",
-    page_label="Seite",
-    signature="Geschäftsführer",
-    headers={
-        "number": ("Lfd. Nr. der", "Geschäfts-", "anteile"),
-        "holder": ("Gesellschafter", "(Name, Vorname, Geburtsdatum,", "Wohnort / Firma, Sitz, Register)"),
-        "each": ("Nennbetrag je", "Anteil in {currency}"),
-        "nominal": ("Nennbetrag", "in {currency}"),
-        "share_percentage": ("Prozent", "je Anteil"),
-        "holder_percentage": ("Gesamt-", "beteiligung"),
-        "changes": ("Verände-", "rungen"),
-        "subtotal": ("Zwischensumme", "in {currency} (%)"),
-        "nominal_total": ("Summe der Nominal-", "beträge in {currency}"),
-    },
-    changes=("Abtretung", "Teilung", "neu"),
-)
+def _wordings() -> dict[str, Wording]:
+    text = resources.files(__package__).joinpath("data/wordings.toml").read_text(encoding="utf-8")
+    wordings = {}
+    for language, table in tomllib.loads(text).items():
+        # TOML has lists; a Wording holds tuples.
+        table["headers"] = {column: tuple(lines) for column, lines in table["headers"].items()}
+        table["changes"] = tuple(table["changes"])
+        wordings[language] = Wording(**table)
+    return wordings
 
-ENGLISH = Wording(
-    decimal_comma=False,
-    title="List of Shareholders",
-    company_prefix="of",
-    register_label="Commercial register",
-    range_word="to",
-    birth="born",
-    residence="residing in",
-    seat="seat:",
-    court="Local Court",
-    sum_label="Total",
-    page_label="Page",
-    signature="Managing Director",
-    headers={
-        "number": ("Consecutive", "no. of shares"),
-        "holder": ("Shareholder (name, first name,", "date of birth, residence /", "company, seat, register)"),
-        "each": ("Nominal amount", "per share ({currency})"),
-        "nominal": ("Nominal amount", "in {currency}"),
-        "share_percentage": ("Percentage", "per share"),
-        "holder_percentage": ("Total", "percentage"),
-        "changes": ("Changes",),
-        "subtotal": ("Subtotal", "in {currency} (%)"),
-        "nominal_total": ("Total nominal", "amount in {currency}"),
-    },
-    changes=("transfer", "division", "new"),
-)
+
+_WORDINGS = _wordings()
+GERMAN = _WORDINGS["german"]
+ENGLISH = _WORDINGS["english"]
 
 NOTARY_CERTIFICATE = (
     "Hiermit bescheinige ich, dass die geänderten Eintragungen in der vorstehenden Liste den "

@@ -27,12 +27,11 @@ from lxml import etree
 
 from orchestration.xjustiz import codes
 from orchestration.xjustiz.company_record import Address, CompanyRecord, Entry, Money, Officer
-from orchestration.xjustiz.xml_values import XJUSTIZ_NS
+from orchestration.xjustiz.xml_values import XJUSTIZ_NS, T
 
 SUPPORTED_WRITE_VERSIONS = ("1.x", "3.3.1", "3.5.1")
 LEGACY_VERSION = "1.20.0"
 XSI_NS = "http://www.w3.org/2001/XMLSchema-instance"
-T = "{" + XJUSTIZ_NS + "}"
 XSI_TYPE = f"{{{XSI_NS}}}type"
 _MESSAGE_IDS = uuid.UUID("6f1f3c1e-2b1a-4c3e-9a57-3c8d1f0e7a42")
 EXEMPT_181_TEXT = (

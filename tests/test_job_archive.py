@@ -162,11 +162,10 @@ def test_a_later_stage_stays_due_when_the_success_after_a_failure_is_archived(en
         assert claim_one(conn, "shareholder_download").entity_id == entity_id
 
 
-def test_a_stale_reparse_does_not_queue_again_what_an_archived_job_parsed(engine):
-    from orchestration.xjustiz import PARSER_VERSION
-
+def archived_parse(engine: sa.Engine) -> str:
+    """An entity whose SI document a completed xml_parsing job parsed, that job since archived."""
     with engine.begin() as conn:
-        insert_entity(conn, "xml_ready")
+        entity_id = insert_entity(conn, "xml_ready")
         parsed = claim_one(conn, "xml_parsing").id
         queue.complete(conn, "worker-1", [(parsed, {})])
         conn.execute(
@@ -174,8 +173,32 @@ def test_a_stale_reparse_does_not_queue_again_what_an_archived_job_parsed(engine
             {"id": parsed},
         )
     assert queue.archive_all_completed(engine, WEEK, 100, 10) == 1
+    return entity_id
+
+
+def test_a_stale_reparse_does_not_queue_again_what_an_archived_job_parsed(engine):
+    from orchestration.xjustiz import PARSER_VERSION
+
+    archived_parse(engine)
     with engine.begin() as conn:
         assert enqueue_reparse(conn, ReparseScope(stale_only=True), parser_version=PARSER_VERSION) == 0
+
+
+def test_a_document_an_archived_job_parsed_leaves_its_court_current_and_nothing_to_backfill(engine):
+    from orchestration.court_state import SI_RECORDS, court_states
+    from orchestration.reparse import SI_REPARSE
+    from orchestration.xjustiz import PARSER_VERSION
+
+    court = "D2601"  # insert_entity's
+    entity_id = archived_parse(engine)
+    # As the workers run it: their role reads the archive.
+    with as_role(engine, "hreg_worker") as conn:
+        assert court_states(conn, SI_RECORDS, [court], PARSER_VERSION)[court].unfinished == 0
+        assert court_states(conn, SI_RECORDS, [court], "another version")[court].unfinished == 1
+        scope = {**ReparseScope(courts=(court,)).parameters(), "parser_version": PARSER_VERSION}
+        assert conn.execute(SI_REPARSE.unfinished, scope).scalars().all() == []
+        scope["parser_version"] = "another version"
+        assert conn.execute(SI_REPARSE.unfinished, scope).scalars().all() == [entity_id]
 
 
 def test_the_archive_sensor_moves_what_the_retention_setting_names(engine, settings):

@@ -15,7 +15,7 @@ import pytest
 from orchestration.failures import FailureClass, JobError
 from orchestration.settings import LlmEndpoint
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
-from orchestration.shareholders.shareholder_list import Shareholder
+from orchestration.shareholders.shareholder_list import Shareholder, StatedShareholder
 from sample_register.shareholder_lists import generate_list
 from shareholder_tables import table
 
@@ -114,24 +114,7 @@ def _endpoint(url: str) -> LlmEndpoint:
 
 
 # What the model is asked for of each shareholder; a strict-mode answer holds exactly these fields.
-STATED = {
-    "kind",
-    "name",
-    "first_name",
-    "last_name",
-    "birth_date",
-    "residence",
-    "seat",
-    "register_court",
-    "register_type",
-    "register_number",
-    "register_country",
-    "shares",
-    "nominal_total",
-    "percentage",
-    "percentage_below_one",
-    "changes",
-}
+STATED = set(StatedShareholder.model_fields)
 
 
 def _properties(node) -> set[str]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from orchestration.register.results import (
     Announcement,
@@ -18,6 +20,21 @@ from orchestration.register.results import (
     ResultRow,
     SearchMode,
 )
+
+
+@dataclass(frozen=True)
+class SearchCriteria:
+    """What an advanced search asks for: up to ``max_results`` rows on at most ``max_pages``
+    result pages (one retrieval each); ``court`` is a court code or name."""
+
+    query: str
+    mode: SearchMode = SearchMode.ALL
+    register_type: str | None = None
+    court: str | None = None
+    register_number: str | None = None
+    include_deleted: bool = False
+    max_results: int = 10
+    max_pages: int = 1
 
 
 class RegisterClient(ABC):
@@ -33,21 +50,13 @@ class RegisterClient(ABC):
     # How many rows the register reported for the last search, on all its pages together.
     total_results: int = 0
 
+    def search(self, query: str, mode: SearchMode | str = SearchMode.ALL, **criteria: Any) -> list[ResultRow]:
+        """Result rows of the advanced search; ``criteria`` are the other fields of ``SearchCriteria``."""
+        return self.run_search(SearchCriteria(query, SearchMode(mode), **criteria))
+
     @abstractmethod
-    def search(
-        self,
-        query: str,
-        mode: SearchMode | str = SearchMode.ALL,
-        *,
-        register_type: str | None = None,
-        court: str | None = None,
-        register_number: str | None = None,
-        include_deleted: bool = False,
-        max_results: int = 10,
-        max_pages: int = 1,
-    ) -> list[ResultRow]:
-        """Result rows of the advanced search, up to ``max_results`` on at most ``max_pages``
-        result pages (one retrieval each); ``court`` is a court code or name."""
+    def run_search(self, criteria: SearchCriteria) -> list[ResultRow]:
+        """Result rows of the advanced search for ``criteria``."""
 
     @abstractmethod
     def download(self, row: ResultRow, kind: str) -> Download:

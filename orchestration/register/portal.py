@@ -37,7 +37,7 @@ from lxml import etree
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.register import errors, portal_pages
-from orchestration.register.client import RegisterClient
+from orchestration.register.client import RegisterClient, SearchCriteria
 from orchestration.register.errors import PageStructureError
 from orchestration.register.ratelimit import SharedRateLimiter
 from orchestration.register.results import (
@@ -46,7 +46,6 @@ from orchestration.register.results import (
     DocumentNode,
     Download,
     ResultRow,
-    SearchMode,
     walk_nodes,
 )
 
@@ -239,38 +238,27 @@ class PortalClient(RegisterClient):
         page = self._navigate("erweiterteSucheLink", what, retrieval=False)
         return self._read(page.content, what, lambda doc: portal_pages.parse_search_form(doc, page.url))
 
-    def search(
-        self,
-        query: str,
-        mode: SearchMode | str = SearchMode.ALL,
-        *,
-        register_type: str | None = None,
-        court: str | None = None,
-        register_number: str | None = None,
-        include_deleted: bool = False,
-        max_results: int = 10,
-        max_pages: int = 1,
-    ) -> list[ResultRow]:
-        mode = SearchMode(mode)
+    def run_search(self, criteria: SearchCriteria) -> list[ResultRow]:
         self._forget_stale_session()
         form = self._open_search_form()
         fields = {
-            form.keywords_field: query,
-            form.mode_field: form.mode_values[mode],
-            form.register_number_field: register_number or "",
-            form.results_per_page_field: str(_page_size(form.results_per_page, max_results)),
+            form.keywords_field: criteria.query,
+            form.mode_field: form.mode_values[criteria.mode],
+            form.register_number_field: criteria.register_number or "",
+            form.results_per_page_field: str(_page_size(form.results_per_page, criteria.max_results)),
             form.submit_field: "",
         }
+        register_type = criteria.register_type
         if register_type:
             if register_type not in form.register_types and register_type not in form.register_types.values():
                 raise ValueError(f"the register has no register type {register_type!r}")
             fields[form.register_type_field] = form.register_types.get(register_type, register_type)
-        if court:
-            fields[form.court_field] = form.court_value(court)
-        if include_deleted:
+        if criteria.court:
+            fields[form.court_field] = form.court_value(criteria.court)
+        if criteria.include_deleted:
             fields[form.include_deleted_field] = "on"
-        what = f"search {query!r}"
-        drop = frozenset() if include_deleted else frozenset({form.include_deleted_field})
+        what = f"search {criteria.query!r}"
+        drop = frozenset() if criteria.include_deleted else frozenset({form.include_deleted_field})
         page = self._load_page("POST", form.form.action, what, data=form.form.payload(fields, drop=drop))
         self._results = self._read(page.content, what, lambda doc: portal_pages.parse_results(doc, form.court_codes))
         self._results_form = (
@@ -280,12 +268,12 @@ class PortalClient(RegisterClient):
         )
         table = self._read(page.content, what, portal_pages.parse_result_table) if self._results else None
         self.total_results = table.row_count if table else 0
-        for _ in range(max_pages - 1):
-            if table is None or len(self._results) >= min(max_results, table.row_count):
+        for _ in range(criteria.max_pages - 1):
+            if table is None or len(self._results) >= min(criteria.max_results, table.row_count):
                 break
             self._next_result_page(table, form.court_codes, what)
-        rows = [entry.row for entry in self._results[:max_results]]
-        log.info("search %r (%s): %d of %d rows", query, mode.value, len(rows), self.total_results)
+        rows = [entry.row for entry in self._results[: criteria.max_results]]
+        log.info("search %r (%s): %d of %d rows", criteria.query, criteria.mode.value, len(rows), self.total_results)
         return rows
 
     def _next_result_page(self, table: portal_pages.ResultTable, court_codes: dict[str, str], what: str) -> None:

@@ -14,7 +14,7 @@ from lxml import etree
 from orchestration.xjustiz.xml_values import child_text, clean, code_and_label, descend, iso_date, optional_int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExtractNames:
     """The element names (Clark notation) of the extract in one XJustiz generation."""
 
@@ -24,7 +24,7 @@ class ExtractNames:
     number: str
     kind: str
     # The entry kind is the text of this child of ``kind`` (1.x), or else a code (3.x).
-    kind_text: str | None
+    kind_text: str | None = None
     text: str
     retrieval_date: str
     retrieval_time: str

@@ -15,17 +15,11 @@ import logging
 from lxml import etree
 
 from orchestration.xjustiz import codes
-from orchestration.xjustiz.amounts import AmountNames
-from orchestration.xjustiz.extract import ExtractNames
-from orchestration.xjustiz.participants import (
-    ParticipantNames,
-    Representation,
-    Role,
-    read_participants,
-)
+from orchestration.xjustiz.element_names import element_names
+from orchestration.xjustiz.participants import Representation, Role, read_participants
 from orchestration.xjustiz.record import Generation
 from orchestration.xjustiz.xml_values import (
-    XJUSTIZ_NS,
+    T,
     child_text,
     clean,
     descend,
@@ -36,73 +30,17 @@ from orchestration.xjustiz.xml_values import (
 
 log = logging.getLogger(__name__)
 
-# Element names in Clark notation, looked up child by child (see parse_v3).
-T = "{" + XJUSTIZ_NS + "}"
+NAMES = element_names("xjustiz-1")
+# Beside each reader, the names only it uses, looked up child by child (see parse_v3). 1.x spells
+# a value out in a ``content`` child.
 CONTENT = T + "content"
-PROCEEDING = (T + "Grunddaten", T + "Verfahrensdaten")
-PRODUCER = (T + "Herstellerinformation", T + "Name_des_Produkts")
-INSTANCE = T + "Instanzdaten"
-COURT = (T + "Instanzbehoerde", T + "Gericht", CONTENT)
-FACHDATEN = T + "Fachdaten_Register"
-BASISDATEN = T + "Basisdaten_Register"
-EXTRACT = T + "Auszug"
-ADDITIONAL = T + "Zusatzangaben"
-NAME = T + "Bezeichnung_Aktuell"
-LEGAL_FORM = T + "Rechtsform"
-SEAT = T + "Sitz"
-ADDRESS = T + "Anschrift"
-CITY = T + "Ort"
-AUTHORITY = T + "Vertretungsbefugnis"
-ROLE_REFERENCE = T + "Ref_Rollennummer"
-AMOUNTS = AmountNames(
-    capital_company=T + "Kapitalgesellschaft",
-    capital_paths=((T + "Zusatz_GmbH", T + "Stammkapital"), (T + "Zusatz_AG", T + "Grundkapital")),
-    limited_partners=(T + "Personengesellschaft", T + "Zusatz_KG"),
-    limited_partner=T + "Daten_Kommanditist",
-    liability=T + "Hafteinlage",
-    role_reference=ROLE_REFERENCE,
-)
-NO_EXEMPTION = "(keine Angabe)"
-ENTITLED = T + "Vertretungsberechtigte"
-GENERAL = T + "Allgemeine_Vertretungsregelung"
-EXEMPTION_181 = T + "Besonderheiten_zu_181BGB"
-
-PARTICIPANT_NAMES = ParticipantNames(
-    participation=T + "Beteiligung",
-    role_number=T + "Rollennummer",
-    role_designation=T + "Rollenbezeichnung",
-    designation_text=CONTENT,  # 1.x names the role in words
-    person=T + "Natuerliche_Person",
-    organisation=T + "Organisation",
-    first_name=T + "Vorname",
-    last_name=T + "Nachname",
-    birth_date=T + "Geburtsdatum",
-    name=NAME,
-    seat=SEAT,
-    address=ADDRESS,
-    city=CITY,
-)
-
-
-EXTRACT_NAMES = ExtractNames(
-    entry=T + "Eintragungstext",
-    column=T + "Spalte",
-    position=T + "Position",
-    number=T + "Laufende_Nummer",
-    kind=T + "Eintragungsart",
-    kind_text=CONTENT,
-    text=T + "Text",
-    retrieval_date=T + "Abrufdatum",
-    retrieval_time=T + "Abrufuhrzeit",
-    last_entry=T + "letzte_Eintragung",
-)
 
 
 def _roles(proceeding: etree._Element) -> list[Role]:
     roles = []
     # Hundreds of participants share a few role labels: each label is looked up once.
     known: dict[str, tuple[str | None, str]] = {}
-    for participant in read_participants(proceeding, PARTICIPANT_NAMES):
+    for participant in read_participants(proceeding, NAMES.participants):
         if participant.kind is None:
             raise structure_error(
                 participant.participation, "participant is neither a person nor an organisation", "Beteiligter"
@@ -124,6 +62,10 @@ def _roles(proceeding: etree._Element) -> list[Role]:
     return roles
 
 
+INSTANCE = T + "Instanzdaten"
+COURT = (T + "Instanzbehoerde", T + "Gericht", CONTENT)
+
+
 def _register(proceeding: etree._Element, top: dict, roles: list[Role]) -> dict:
     instance = descend(proceeding, INSTANCE)
     if instance is None:
@@ -142,13 +84,14 @@ def _register(proceeding: etree._Element, top: dict, roles: list[Role]) -> dict:
 
 
 def _legal_form(company: dict, roles: list[Role]) -> dict:
-    label = child_text(company.get(LEGAL_FORM), CONTENT)
+    legal_form = NAMES.record.legal_form
+    label = child_text(company.get(legal_form), CONTENT)
     if label is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
         organisations = (
             p.organisation for _, code, _, p in roles if code == codes.COMPANY_ROLE and p.organisation is not None
         )
-        label = next((child_text(descend(organisation, LEGAL_FORM), CONTENT) for organisation in organisations), None)
+        label = next((child_text(descend(organisation, legal_form), CONTENT) for organisation in organisations), None)
     if label is None:
         raise structure_error(company[None], "legal form is missing", "Rechtsform/content")
     canonical = codes.legal_form_from_label(label)
@@ -163,20 +106,28 @@ def _currency_code(parts: dict) -> str | None:
     return text_of(currency) or child_text(currency, CONTENT)
 
 
+ENTITLED = T + "Vertretungsberechtigte"
+GENERAL = T + "Allgemeine_Vertretungsregelung"
+AUTHORITY = T + "Vertretungsbefugnis"
+EXEMPTION_181 = T + "Besonderheiten_zu_181BGB"
+NO_EXEMPTION = "(keine Angabe)"
+
+
 def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, Representation]]:
     """The general rule, and each entitled participant's own rule by role number (one pass)."""
     if vertretung is None:
         return None, {}
     general = current = Representation()
     entitled: dict[str, Representation] = {}
+    role_reference = NAMES.record.role_reference
     # Authority and exemption are spelled out in a ``content`` child.
-    for element in vertretung.iterdescendants(ENTITLED, GENERAL, ROLE_REFERENCE, CONTENT):
+    for element in vertretung.iterdescendants(ENTITLED, GENERAL, role_reference, CONTENT):
         tag = element.tag
         if tag == ENTITLED:
             current = Representation()
         elif tag == GENERAL:
             current = general
-        elif tag == ROLE_REFERENCE:
+        elif tag == role_reference:
             entitled[clean(element.text) or ""] = current
         else:
             parent = element.getparent().tag
@@ -190,6 +141,9 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
     return general.text, entitled
 
 
+PRODUCER = (T + "Herstellerinformation", T + "Name_des_Produkts")
+
+
 def _producer(top: dict, proceeding: etree._Element) -> str | None:
     return text_of(descend(proceeding, *PRODUCER))
 
@@ -199,34 +153,7 @@ def _country(staat: etree._Element) -> str | None:
 
 
 GENERATION = Generation(
-    format="xjustiz-1",
-    proceeding=PROCEEDING,
-    register_data=FACHDATEN,
-    basis=BASISDATEN,
-    extract=EXTRACT,
-    additional=ADDITIONAL,
-    rechtstraeger=T + "Rechtstraeger",
-    concerned=T + "Betroffener_Rechtstraeger",
-    representation=T + "Vertretung",
-    purpose=(T + "Gegenstand_oder_Geschaeftszweck",),
-    statute=T + "Aktuelles_Satzungsdatum",
-    statute_date=None,
-    name=NAME,
-    legal_form=LEGAL_FORM,
-    seat=SEAT,
-    address=ADDRESS,
-    city=CITY,
-    street=T + "Strasse",
-    house_number=T + "Hausnummer",
-    postal_code=T + "Postleitzahl",
-    country=T + "Staat",
-    amount=T + "Zahl",
-    currency=T + "Waehrung",
-    role_reference=ROLE_REFERENCE,
-    extract_names=EXTRACT_NAMES,
-    amount_names=AMOUNTS,
-    no_company="no Rechtsträger: neither Basisdaten_Register/Rechtstraeger nor a participant Rechtsträger",
-    name_path="Bezeichnung/Bezeichnung_Aktuell",
+    names=NAMES,
     roles=_roles,
     register=_register,
     producer=_producer,

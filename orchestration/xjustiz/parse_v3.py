@@ -6,8 +6,9 @@ currencies under ``auswahl_waehrung`` from 3.5) both places are read. Both produ
 RegisSTAR files name the company in ``basisdatenRegister/rechtstraeger``; AUREG files do not, so
 the participant the register data points at (role 287, Rechtsträger) stands in.
 
-What 1.x and 3.x read alike is ``record``'s; this module gives the 3.x names and the readers
-that differ (register number and court, legal form code, coded roles, representation, currency).
+What 1.x and 3.x read alike is ``record``'s, under the names of ``data/element_names.toml``;
+this module gives the readers that differ (register number and court, legal form code, coded
+roles, representation, currency) and the names only they use.
 """
 
 from __future__ import annotations
@@ -17,17 +18,11 @@ import logging
 from lxml import etree
 
 from orchestration.xjustiz import codes
-from orchestration.xjustiz.amounts import AmountNames
-from orchestration.xjustiz.extract import ExtractNames
-from orchestration.xjustiz.participants import (
-    ParticipantNames,
-    Representation,
-    Role,
-    read_participants,
-)
+from orchestration.xjustiz.element_names import element_names
+from orchestration.xjustiz.participants import Representation, Role, read_participants
 from orchestration.xjustiz.record import Generation
 from orchestration.xjustiz.xml_values import (
-    XJUSTIZ_NS,
+    T,
     child_text,
     children,
     clean,
@@ -41,80 +36,15 @@ from orchestration.xjustiz.xml_values import (
 
 log = logging.getLogger(__name__)
 
-T = "{" + XJUSTIZ_NS + "}"
-# Element names in Clark notation. Lookups go child by child (``descend``, ``children``):
+NAMES = element_names("xjustiz-3")
+# Beside each reader, the names only it uses. Lookups go child by child (``descend``, ``children``):
 # ElementPath's ``find`` with a path costs more than the parse of a small document.
-KOPF = T + "nachrichtenkopf"
-PRODUCER = (T + "herstellerinformation", T + "nameDesProdukts")
-SENDER_COURT = (T + "auswahl_absender", T + "absender.gericht", "code")
-PROCEEDING = (T + "grunddaten", T + "verfahrensdaten")
-INSTANCE = T + "instanzdaten"
-INSTANCE_COURT = (T + "auswahl_instanzbehoerde", T + "gericht")
-FILE_NUMBER = (T + "aktenzeichen", T + "auswahl_aktenzeichen")
-PARTICIPATION = T + "beteiligung"
-FACHDATEN = T + "fachdatenRegister"
-BASISDATEN = T + "basisdatenRegister"
-EXTRACT = T + "auszug"
-NAME = T + "bezeichnung.aktuell"
-LEGAL_FORM = T + "rechtsform"
-SEAT = T + "sitz"
-ADDRESS = T + "anschrift"
-CITY = T + "ort"
-ADDITIONAL = T + "auswahl_zusatzangaben"
-ENTITLED = T + "vertretungsberechtigte"
-AUTHORITY_TEXT = T + "vertretungsbefugnisFreitext"
-AUTHORITY_CODE = T + "vertretungsbefugnis"
-EXEMPTION_181 = T + "auswahl_befreiungVon181BGB"
-ROLE_REFERENCE = T + "ref.rollennummer"
-# kapital/hoehe is 3.6+.
-AMOUNTS = AmountNames(
-    capital_company=T + "kapitalgesellschaft",
-    capital_paths=(
-        (T + "zusatzGmbH", T + "stammkapital"),
-        (T + "zusatzAktiengesellschaft", T + "grundkapital", T + "hoehe"),
-        (T + "kapital", T + "hoehe"),
-    ),
-    limited_partners=(T + "personengesellschaft", T + "zusatzKG"),
-    limited_partner=T + "datenKommanditist",
-    liability=T + "hafteinlage",
-    role_reference=ROLE_REFERENCE,
-)
-
-
-PARTICIPANT_NAMES = ParticipantNames(
-    participation=PARTICIPATION,
-    role_number=T + "rollennummer",
-    role_designation=T + "rollenbezeichnung",
-    designation_text=None,
-    person=T + "natuerlichePerson",
-    organisation=T + "organisation",
-    first_name=T + "vorname",
-    last_name=T + "nachname",
-    birth_date=T + "geburtsdatum",
-    name=NAME,
-    seat=SEAT,
-    address=ADDRESS,
-    city=CITY,
-)
-
-
-EXTRACT_NAMES = ExtractNames(
-    entry=T + "eintragungstext",
-    column=T + "spalte",
-    position=T + "position",
-    number=T + "laufendeNummer",
-    kind=T + "eintragungsart",
-    kind_text=None,
-    text=T + "text",
-    retrieval_date=T + "abrufdatum",
-    retrieval_time=T + "abrufuhrzeit",
-    last_entry=T + "letzteEintragung",
-)
+KOPF = T + "nachrichtenkopf"  # the message header, a child of the root
 
 
 def _roles(proceeding: etree._Element) -> list[Role]:
     roles = []
-    for participant in read_participants(proceeding, PARTICIPANT_NAMES):
+    for participant in read_participants(proceeding, NAMES.participants):
         if participant.kind is None:
             raise structure_error(
                 participant.participation,
@@ -126,6 +56,12 @@ def _roles(proceeding: etree._Element) -> list[Role]:
                 raise structure_error(participant.participation, "role without code", "rolle/rollenbezeichnung/code")
             roles.append((number, code, label or codes.ROLES.get(code) or code, participant))
     return roles
+
+
+INSTANCE = T + "instanzdaten"
+INSTANCE_COURT = (T + "auswahl_instanzbehoerde", T + "gericht")
+SENDER_COURT = (T + "auswahl_absender", T + "absender.gericht", "code")
+FILE_NUMBER = (T + "aktenzeichen", T + "auswahl_aktenzeichen")
 
 
 def _register(proceeding: etree._Element, top: dict, roles: list[Role]) -> dict:
@@ -180,13 +116,13 @@ def _court_name(code: str, commented: str | None, roles: list[Role]) -> str | No
 
 
 def _legal_form(company: dict, roles: list[Role]) -> dict:
-    element = company.get(LEGAL_FORM)
+    element = company.get(NAMES.record.legal_form)
     raw = child_text(element, "code")
     if raw is None:
         # AUREG leaves the form off the Rechtsträger block at times; the participant has it.
         element = next(
             (
-                descend(participant.organisation, T + "angabenZurRechtsform", LEGAL_FORM)
+                descend(participant.organisation, T + "angabenZurRechtsform", NAMES.record.legal_form)
                 for _, code, _, participant in roles
                 if code == codes.COMPANY_ROLE
             ),
@@ -218,6 +154,12 @@ def _currency_code(parts: dict) -> str | None:
     return child_text(currency, "code") or text_of(currency)
 
 
+ENTITLED = T + "vertretungsberechtigte"
+AUTHORITY_TEXT = T + "vertretungsbefugnisFreitext"
+AUTHORITY_CODE = T + "vertretungsbefugnis"
+EXEMPTION_181 = T + "auswahl_befreiungVon181BGB"
+
+
 def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict[str, Representation]]:
     """The general rule, and each entitled participant's own rule by role number.
 
@@ -226,11 +168,12 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
         return None, {}
     general = current = Representation()
     entitled: dict[str, Representation] = {}
-    for element in vertretung.iterdescendants(ENTITLED, ROLE_REFERENCE, AUTHORITY_TEXT, AUTHORITY_CODE, EXEMPTION_181):
+    role_reference = NAMES.record.role_reference
+    for element in vertretung.iterdescendants(ENTITLED, role_reference, AUTHORITY_TEXT, AUTHORITY_CODE, EXEMPTION_181):
         tag = element.tag
         if tag == ENTITLED:
             current = Representation()
-        elif tag == ROLE_REFERENCE:
+        elif tag == role_reference:
             entitled[clean(element.text) or ""] = current
         elif tag == AUTHORITY_TEXT:
             text = clean(element.text)
@@ -251,39 +194,15 @@ def _entry_kind(coded: tuple[str | None, str | None]) -> str | None:
     return label or codes.ENTRY_KINDS.get(code or "") or code
 
 
+PRODUCER = (T + "herstellerinformation", T + "nameDesProdukts")
+
+
 def _producer(top: dict, proceeding: etree._Element) -> str | None:
     return text_of(descend(top.get(KOPF), *PRODUCER))
 
 
 GENERATION = Generation(
-    format="xjustiz-3",
-    proceeding=PROCEEDING,
-    register_data=FACHDATEN,
-    basis=BASISDATEN,
-    extract=EXTRACT,
-    additional=ADDITIONAL,
-    rechtstraeger=T + "rechtstraeger",
-    concerned=T + "betroffenerRechtstraeger",
-    representation=T + "vertretung",
-    purpose=(T + "gegenstand", T + "geschaeftszweck"),
-    statute=T + "satzungsdatum",
-    statute_date=T + "aktuellesSatzungsdatum",
-    name=NAME,
-    legal_form=LEGAL_FORM,
-    seat=SEAT,
-    address=ADDRESS,
-    city=CITY,
-    street=T + "strasse",
-    house_number=T + "hausnummer",
-    postal_code=T + "postleitzahl",
-    country=T + "staat",
-    amount=T + "zahl",
-    currency=T + "waehrung",
-    role_reference=ROLE_REFERENCE,
-    extract_names=EXTRACT_NAMES,
-    amount_names=AMOUNTS,
-    no_company="no Rechtsträger: neither basisdatenRegister/rechtstraeger nor a participant with role 287",
-    name_path="bezeichnung/bezeichnung.aktuell",
+    names=NAMES,
     roles=_roles,
     register=_register,
     producer=_producer,

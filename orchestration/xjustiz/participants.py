@@ -18,7 +18,7 @@ from lxml import etree
 from orchestration.xjustiz.xml_values import clean, code_and_label, iso_date, structure_error
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ParticipantNames:
     """The element names (Clark notation) of the participant block in one XJustiz generation."""
 
@@ -27,7 +27,7 @@ class ParticipantNames:
     role_designation: str
     # Where a role is named: the text of this child of the designation (1.x), or else the
     # designation is a code with the producer's label in a comment (3.x).
-    designation_text: str | None
+    designation_text: str | None = None
     person: str
     organisation: str
     first_name: str

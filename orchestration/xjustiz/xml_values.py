@@ -13,6 +13,8 @@ from orchestration.failures import FailureClass, JobError
 from orchestration.xjustiz.company_record import RegisterType
 
 XJUSTIZ_NS = "http://www.xjustiz.de"
+# An XJustiz element's name in Clark notation, the form lxml compares tags in, is T + its local name.
+T = "{" + XJUSTIZ_NS + "}"
 REGISTER_REFERENCE = re.compile(r"^\s*(HRA|HRB|GnR|PR|VR)\s*(\d+)\s*(.*?)\s*$", re.IGNORECASE)
 _CANONICAL_REGISTER_TYPE = {t.lower(): t for t in get_args(RegisterType)}
 _from_iso = date.fromisoformat
@@ -96,7 +98,7 @@ def element_path(element: etree._Element, child: str | None = None) -> str:
     names.reverse()
     names.append(etree.QName(element).localname)
     if child:
-        names.append(child.replace("{" + XJUSTIZ_NS + "}", ""))
+        names.append(child.replace(T, ""))
     return "/" + "/".join(names)
 
 

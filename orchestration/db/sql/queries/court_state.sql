@@ -1,13 +1,8 @@
 -- name: si_parsed_by_version
--- Part of the queries below: :parser_version has completed the current SI document of company e (the job may be archived).
-(EXISTS (SELECT 1 FROM processing.processing_jobs done
-          WHERE done.entity_id = e.id AND done.type = 'xml_parsing'
-            AND done.raw_document_id = e.current_si_document_id
-            AND done.parser_version = :parser_version AND done.status = 'completed')
- OR EXISTS (SELECT 1 FROM processing.job_archive done
-             WHERE done.entity_id = e.id AND done.type = 'xml_parsing'
-               AND done.raw_document_id = e.current_si_document_id
-               AND done.parser_version = :parser_version))
+-- Part of the queries below: :parser_version has completed the current SI document of company e.
+EXISTS (SELECT 1 FROM processing.completed_jobs done
+         WHERE done.entity_id = e.id AND done.type = 'xml_parsing'
+           AND done.raw_document_id = e.current_si_document_id AND done.parser_version = :parser_version)
 
 -- name: si_fingerprint
 -- Part of the queries below: the fingerprint of the current SI documents of a court's companies e.
@@ -41,14 +36,9 @@ SELECT d.id FROM content.raw_documents d
 
 -- name: list_read_by_version
 -- Part of the queries below: :parser_version has completed the newest list (list) of company e.
-(EXISTS (SELECT 1 FROM processing.processing_jobs done
-          WHERE done.entity_id = e.id AND done.type = 'shareholder_parsing'
-            AND done.raw_document_id = list.id
-            AND done.parser_version = :parser_version AND done.status = 'completed')
- OR EXISTS (SELECT 1 FROM processing.job_archive done
-             WHERE done.entity_id = e.id AND done.type = 'shareholder_parsing'
-               AND done.raw_document_id = list.id
-               AND done.parser_version = :parser_version))
+EXISTS (SELECT 1 FROM processing.completed_jobs done
+         WHERE done.entity_id = e.id AND done.type = 'shareholder_parsing'
+           AND done.raw_document_id = list.id AND done.parser_version = :parser_version)
 
 -- name: list_fingerprint
 -- Part of the queries below: the fingerprint of the newest lists (list) of a court's companies e.

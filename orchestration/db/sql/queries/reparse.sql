@@ -52,18 +52,12 @@ SELECT count(*)
 -- The ids (text, in order) of the companies in scope whose current document no xml_parsing job of :parser_version has completed.
 -- What a backfill of their courts has left to do. A document that failed, or that no job took, is
 -- in it; one this version has parsed is not, so re-running a finished court finds nothing to do.
--- A completed job may have moved to the archive, which keeps completed jobs only.
 SELECT e.id::text
   FROM content.entities e
  WHERE {in_scope}
-   AND NOT (EXISTS (SELECT 1 FROM processing.processing_jobs done
-                     WHERE done.entity_id = e.id AND done.type = 'xml_parsing'
-                       AND done.raw_document_id = e.current_si_document_id
-                       AND done.parser_version = :parser_version AND done.status = 'completed')
-            OR EXISTS (SELECT 1 FROM processing.job_archive done
-                        WHERE done.entity_id = e.id AND done.type = 'xml_parsing'
-                          AND done.raw_document_id = e.current_si_document_id
-                          AND done.parser_version = :parser_version))
+   AND NOT EXISTS (SELECT 1 FROM processing.completed_jobs done
+                    WHERE done.entity_id = e.id AND done.type = 'xml_parsing'
+                      AND done.raw_document_id = e.current_si_document_id AND done.parser_version = :parser_version)
  ORDER BY e.id
 
 -- name: newest_list
@@ -78,14 +72,9 @@ SELECT e.id::text
   FROM content.entities e
   CROSS JOIN LATERAL ({newest_list}) list
  WHERE left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
-   AND NOT (EXISTS (SELECT 1 FROM processing.processing_jobs done
-                     WHERE done.entity_id = e.id AND done.type = 'shareholder_parsing'
-                       AND done.raw_document_id = list.id
-                       AND done.parser_version = :parser_version AND done.status = 'completed')
-            OR EXISTS (SELECT 1 FROM processing.job_archive done
-                        WHERE done.entity_id = e.id AND done.type = 'shareholder_parsing'
-                          AND done.raw_document_id = list.id
-                          AND done.parser_version = :parser_version))
+   AND NOT EXISTS (SELECT 1 FROM processing.completed_jobs done
+                    WHERE done.entity_id = e.id AND done.type = 'shareholder_parsing'
+                      AND done.raw_document_id = list.id AND done.parser_version = :parser_version)
  ORDER BY e.id
 
 -- name: enqueue_list_rereads
