@@ -296,3 +296,30 @@ def test_a_share_beside_a_foreign_register_line_belongs_to_the_company_above():
         "812345678",
     )
     assert german.name == "Beispiel GmbH"
+
+
+def test_a_register_the_reader_cannot_read_is_a_cell_for_review():
+    # "HRB 167012" as OCR may read it, with a speck for a dot and the type lost
+    checked = extract_shareholders(
+        table(
+            RULED,
+            [
+                [
+                    "1",
+                    "Muster Verwaltungs GmbH, Sitz: Düsseldorf, Amtsgericht Düsseldorf, H.RB 167012",
+                    "25.000,00",
+                    "100 %",
+                    "100 %",
+                    "",
+                ]
+            ],
+        ),
+        capital=Decimal("25000"),
+        method="rules",
+    )
+
+    [holder] = checked.shareholders
+    assert holder.register_number is None
+    assert checked.validation.status == "needs_review"
+    assert [c.name for c in checked.validation.failed] == ["read_confidently"]
+    assert "Amtsgericht Düsseldorf" in checked.low_confidence_cells[0].text

@@ -80,7 +80,7 @@ def _store(conn, entity_id: str, result: ShareholderList, capital: Decimal | Non
 
 def test_a_list_is_stored_once_per_revision(engine):
     first = _list(_person("Anna Berger", "15000", "60.0", "1"), _person("Carl Dorn", "10000", "40.0", "2"))
-    changed = _list(_person("Anna Berger", "15000", "60.0", "1"), _person("Eva Fink", "10000", "40.0", "3"))
+    changed = _list(_person("Anna Berger", "15000", "60.0", "1"), _person("Eva Fink", "10000", "40.0", "2"))
     with engine.begin() as conn:
         company = _entity(conn, "Muster GmbH", "100", court_name="Köln")
 

@@ -201,9 +201,17 @@ def _organisation(name: str, **fields) -> Shareholder:
     [
         (_holder("A 1", "100", "100.0"), True),  # a birth date
         (_holder("A 1", "100", "100.0").model_copy(update={"birth_date": None, "residence": "Köln"}), True),
-        (_organisation("Muster Holding GmbH"), True),  # a legal form
+        (_organisation("Muster Holding GmbH", register_type="HRB", register_number="1234"), True),  # a legal form
         (_organisation("Muster", seat="Bonn"), True),
-        (_organisation("Muster", register_court="Greffe du Tribunal de Commerce de Lyon"), True),
+        (
+            _organisation(
+                "Muster",
+                register_court="Greffe du Tribunal de Commerce de Lyon",
+                register_number="812345678",
+                register_country="FR",
+            ),
+            True,
+        ),
         # a French company recorded as a person: the legal form and the register are in its name
         (
             _holder("A 1", "100", "100.0").model_copy(
@@ -253,3 +261,59 @@ def test_a_range_percentage_must_match_the_range():
 
     assert statuses["share_percentages_match_nominal"] == "failed"
     assert statuses["percentages_match_nominal"] == "passed"
+
+
+def _numbered(name: str, *numbers: str | tuple[str, str]) -> Shareholder:
+    shares = [
+        Share(number=n, nominal=Decimal(100))
+        if isinstance(n, str)
+        else Share(number=n[0], last_number=n[1], nominal=Decimal(1))
+        for n in numbers
+    ]
+    nominal = sum((share.nominal * share.count for share in shares), Decimal(0))
+    return _holder(name, "0", None).model_copy(update={"shares": shares, "nominal_total": nominal})
+
+
+@pytest.mark.parametrize(
+    ("holders", "missing"),
+    [
+        ((_numbered("A", "1", "2"), _numbered("B", "3")), None),
+        ((_numbered("A", "1.1", "1.2"), _numbered("B", "2")), None),
+        ((_numbered("A", ("1", "600")), _numbered("B", ("601", "900"), "901")), None),
+        # "15" read as "48": 15 is missing, and so is what lies between the last share and 48
+        ((_numbered("A", "14", "48"), _numbered("B", "16")), "running number 15 is missing"),
+        # "1.1" read as "441" beside its sibling 1.2
+        ((_numbered("A", "441", "1.2"), _numbered("B", "2")), "running numbers 3 to 440 are missing"),
+        ((_numbered("A", "1.1", "1.3"), _numbered("B", "2")), "running number 1.2 is missing"),
+        ((_numbered("A", ("1", "4077")), _numbered("B", ("4178", "9000"))), "running numbers 4078 to 4177 are missing"),
+    ],
+    ids=["plain", "sections", "ranges", "misread-number", "lost-section-dot", "lost-section", "range-gap"],
+)
+def test_running_numbers_must_run_from_one_without_a_gap(holders, missing):
+    checks = {check.name: check for check in validate(_list(*holders)).checks}
+
+    assert checks["numbers_contiguous"].status == ("passed" if missing is None else "failed")
+    assert missing is None or missing in checks["numbers_contiguous"].message
+
+
+@pytest.mark.parametrize(
+    ("register", "passes"),
+    [
+        ({"register_court": "München", "register_type": "HRB", "register_number": "12345"}, True),
+        ({"register_court": "Charlottenburg", "register_type": "HRB", "register_number": "12345 B"}, True),
+        ({"register_court": "Greffe du Tribunal de Commerce de Lyon", "register_number": "812345678"}, True),
+        ({"register_court": "R.C.S. Luxemburg", "register_number": "B180022", "register_country": "LU"}, True),
+        ({"register_court": "Firmenbuch", "register_number": "FN123456a", "register_country": "AT"}, True),
+        ({}, True),  # a list need not name a register (older lists name firm and seat only)
+        ({"register_court": "R.C.S. Luxemburg", "register_country": "LU"}, False),  # the number not read
+        ({"register_court": "München", "register_type": "HRB", "register_number": "12345 Bx"}, False),
+        ({"register_court": "Greffe du Tribunal de Commerce de Lyon", "register_number": "81234567"}, False),
+        ({"register_court": "München", "register_number": "12345", "register_country": "DE"}, False),  # no type
+    ],
+)
+def test_a_register_must_be_read_whole(register, passes):
+    if "register_court" in register and "Greffe" in register["register_court"]:
+        register = register | {"register_country": "FR"}
+    holder = _organisation("Muster Holding GmbH", seat="München", **register)
+
+    assert _statuses(_list(holder), Decimal(100))["registers_well_formed"] == ("passed" if passes else "failed")

@@ -108,6 +108,18 @@ def legal_form_in(text: str) -> bool:
     return bool(LEGAL_FORM.search(text))
 
 
+# Words that say a cell names a register, however OCR read the rest of it.
+REGISTER_MENTION = re.compile(
+    r"\b(?:Amtsgericht|Registergericht|Local\s+Court|HR\s?[AB]|Handelsregister|Firmenbuch|Companies\s+House|"
+    r"Kamer\s+van\s+Koophandel|KvK|Registrierungsnummer|Registernummer)|\bR\.?\s?C\.?\s?S\b",
+    re.I,
+)
+
+
+def names_register(text: str) -> bool:
+    return bool(REGISTER_MENTION.search(text))
+
+
 def register_in(text: str) -> bool:
     """Whether the cell names a register: a German court's or a foreign one."""
     return bool(REGISTER.search(text) or _AUTHORITY.search(text) or _LABELLED_REGISTER.search(text))

@@ -26,7 +26,7 @@ from orchestration.shareholders.cell_values import (
     without_money,
 )
 from orchestration.shareholders.columns import Role
-from orchestration.shareholders.firms import firm_name, is_organisation, register_of, seat_of
+from orchestration.shareholders.firms import firm_name, is_organisation, names_register, register_of, seat_of
 from orchestration.shareholders.shareholder_list import ExtractedList, LowConfidenceCell, Share, Shareholder
 from orchestration.shareholders.tables import Table, TableLine, join_lines
 
@@ -45,6 +45,7 @@ class _Row:
 @dataclass
 class _Holder:
     text: str
+    page: int
     shares: list[Share] = field(default_factory=list)
     share_percentages: list[Decimal | None] = field(default_factory=list)
     stated_total: Decimal | None = None
@@ -94,7 +95,7 @@ def extract(table: Table | None) -> ExtractedList:
             holder_text = holder_text[list_number.end() :]
         holder = _holder_for(holders, holder_text)
         if holder is None:
-            holder = _Holder(text=holder_text)
+            holder = _Holder(text=holder_text, page=row.lines[0].page)
             holders.append(holder)
         sums = _Sums(list_so_far=running_sum, holder_so_far=_nominal(holder))
         reading = _read_row(row, by_role, sums, list_number.group(1) if list_number else None)
@@ -131,6 +132,11 @@ def extract(table: Table | None) -> ExtractedList:
         raise JobError(FailureClass.PARSER_ERROR, "the shareholder table has no rows", source="shareholders")
     total = _list_total(table) or total_from_row
     shareholders = _restore_dropped_decimal_marks([_shareholder(holder) for holder in holders], total)
+    unread += [
+        LowConfidenceCell(page=holder.page, text=holder.text, confidence=0.0)
+        for holder, shareholder in zip(holders, shareholders, strict=True)
+        if shareholder.kind == "organisation" and shareholder.register_number is None and names_register(holder.text)
+    ]
     text = " ".join(c.text for line in table.lines for c in line.cells.values())
     currency = currency_in(" ".join(column.heading for column in table.columns) + " " + text)
     return ExtractedList(

@@ -18,6 +18,19 @@ from orchestration.shareholders.shareholder_list import (
 HUNDRED = Decimal(100)
 # GesLV §4: percentages may be rounded (half up) to one decimal, but never down to 0, 25 or 50 %.
 NO_ROUNDING_DOWN_TO = (Decimal(0), Decimal(25), Decimal(50))
+# How a register number looks in its country: German courts' (with the court's suffix, "12345 B"),
+# the SIREN of a French R.C.S., a Dutch KvK number, a Companies House number, Luxembourg's R.C.S.,
+# Austria's Firmenbuch, the Swiss UID, Ireland's CRO. Elsewhere any number is taken as read.
+REGISTER_NUMBER_FORMATS = {
+    "DE": r"\d{1,6}(?: [A-Z]{1,3})?",
+    "FR": r"\d{9}",
+    "NL": r"\d{8}",
+    "GB": r"\d{8}|[A-Z]{2}\d{6}",
+    "LU": r"B\d{1,6}",
+    "AT": r"FN\d{1,6}[a-z]",
+    "CH": r"CHE-?\d{3}\.\d{3}\.\d{3}",
+    "IE": r"\d{4,6}",
+}
 
 
 def validate(extracted: ExtractedList, capital: Decimal | None = None) -> Validation:
@@ -25,6 +38,7 @@ def validate(extracted: ExtractedList, capital: Decimal | None = None) -> Valida
     return Validation(
         checks=[
             _shares_numbered(extracted),
+            _numbers_contiguous(extracted),
             _share_totals(extracted),
             _nominal_sum_matches_total(extracted),
             _nominal_sum_matches_capital(extracted, capital),
@@ -32,6 +46,7 @@ def validate(extracted: ExtractedList, capital: Decimal | None = None) -> Valida
             _percentages_match_nominal(extracted, capital),
             _share_percentages_match_nominal(extracted, capital),
             _kinds_match(extracted),
+            _registers_well_formed(extracted),
             _amounts_confirmed(extracted, capital),
             _read_confidently(extracted),
         ]
@@ -106,6 +121,38 @@ def _shares_numbered(extracted: ExtractedList) -> Check:
     if problems:
         return _failed(name, problems)
     return _passed(name, "every share has its own running number")
+
+
+def _numbers_contiguous(extracted: ExtractedList) -> Check:
+    """The running numbers run from 1 without a gap, and so do the sections of a divided share
+    (3.1, 3.2): a gap is a share not read or a number misread ("15" as "48", "1.1" as "441").
+    A list may show a gap where shares were withdrawn or merged; a person looks at it then."""
+    name = "numbers_contiguous"
+    spans: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+    for holder in extracted.shareholders:
+        for share in holder.shares:
+            if not re.match(RUNNING_NUMBER_PATTERN, share.number) or share.count is None or share.count < 1:
+                continue  # reported by shares_numbered
+            *prefix, first = share.number.split(".")
+            spans.setdefault(tuple(prefix), []).append((int(first), int(first) + share.count - 1))
+            for depth in range(len(prefix)):
+                number = int(prefix[depth])
+                spans.setdefault(tuple(prefix[:depth]), []).append((number, number))
+    problems = []
+    for prefix, numbers in sorted(spans.items()):
+        expected = 1
+        for start, end in sorted(numbers):
+            if start > expected:
+                first, last = (".".join([*prefix, str(n)]) for n in (expected, start - 1))
+                problems.append(
+                    f"running number {first} is missing"
+                    if first == last
+                    else f"running numbers {first} to {last} are missing"
+                )
+            expected = max(expected, end + 1)
+    if problems:
+        return _failed(name, problems)
+    return _passed(name, "the running numbers run from 1 without a gap")
 
 
 def _share_totals(extracted: ExtractedList) -> Check:
@@ -218,6 +265,29 @@ def _share_percentages_match_nominal(extracted: ExtractedList, capital: Decimal 
     if problems:
         return _failed(name, problems)
     return _passed(name, "each share row's stated percentage matches its nominal amount")
+
+
+def _registers_well_formed(extracted: ExtractedList) -> Check:
+    """An organisation's register is read whole: with its number, of its country's form (a cell
+    that names a register the reader could not read is a cell read with no confidence)."""
+    name = "registers_well_formed"
+    problems = []
+    for position, holder in enumerate(extracted.shareholders, 1):
+        if holder.kind != "organisation":
+            continue
+        number, country = holder.register_number, holder.register_country
+        if number is None and (holder.register_court or holder.register_type):
+            problems.append(f"the register of shareholder {position} is read without its number")
+        elif number is not None and country in REGISTER_NUMBER_FORMATS:
+            if not re.fullmatch(REGISTER_NUMBER_FORMATS[country], number):
+                problems.append(
+                    f"register number {number!r} of shareholder {position} is not of the form used in {country}"
+                )
+            elif country == "DE" and holder.register_type is None:
+                problems.append(f"the German register of shareholder {position} is read without its type (HRA, HRB, …)")
+    if problems:
+        return _failed(name, problems)
+    return _passed(name, "each organisation's register is read whole")
 
 
 def holder_kinds(holder: Shareholder) -> set[str]:
