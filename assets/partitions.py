@@ -16,6 +16,7 @@ from dagster._core.definitions.data_version import (
     CODE_VERSION_TAG,
     DATA_VERSION_IS_USER_PROVIDED_TAG,
     DATA_VERSION_TAG,
+    NULL_EVENT_POINTER,
     get_input_data_version_tag,
     get_input_event_pointer_tag,
 )
@@ -23,26 +24,34 @@ from sqlalchemy.engine import Engine
 
 from assets.batch import BatchCheck, run_checks, work_batch
 from assets.retries import retried_before_claim
-from orchestration.court_state import CourtStateQueries, court_states, courts_of_entities, document_fingerprints
+from orchestration.court_state import (
+    EMPTY_FINGERPRINT,
+    CourtStateQueries,
+    court_states,
+    courts_of_entities,
+    document_fingerprints,
+)
 from orchestration.courts import CourtSummary, register_courts, run_by_court
 from orchestration.reparse import ReparseCourt, reparse_court
 from orchestration.worker import BatchAborted, BatchReport, Stage
 
 register_court_partitions_def = dg.StaticPartitionsDefinition(list(register_courts()))
+# The storage id and data version of a documents partition never reported.
+NO_DOCUMENTS = (None, EMPTY_FINGERPRINT)
 
 
-def courts_per_backfill_run(run_workers: int) -> int:
+def courts_per_backfill_run(run_slots: int) -> int:
     """Courts one backfill run re-parses at most: a backfill of every court makes two runs per
-    run worker the run queue starts at once (8 with the default 4). Each run starts a process
-    that loads the code (seconds of CPU) and waits for the run queue, so few runs keep that cost
-    small against the work; two per worker let a worker whose courts were small take another run
-    while a large court keeps the other busy."""
-    return math.ceil(len(register_courts()) / (2 * run_workers))
+    run slot that backfill runs may take at once (6 with the defaults: 3 of 4 slots). Each run
+    starts a process that loads the code (seconds of CPU) and waits for the run queue, so few runs
+    keep that cost small against the work; two per slot let a slot whose courts were small take
+    another run while a large court keeps the other busy."""
+    return math.ceil(len(register_courts()) / (2 * run_slots))
 
 
-def court_backfill_policy(run_workers: int) -> dg.BackfillPolicy:
-    """Backfills of the court partitions, for a run queue that starts ``run_workers`` runs at once."""
-    return dg.BackfillPolicy.multi_run(max_partitions_per_run=courts_per_backfill_run(run_workers))
+def court_backfill_policy(run_slots: int) -> dg.BackfillPolicy:
+    """Backfills of the court partitions, whose runs may take ``run_slots`` run slots at once."""
+    return dg.BackfillPolicy.multi_run(max_partitions_per_run=courts_per_backfill_run(run_slots))
 
 
 def court_metadata(summary: CourtSummary, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -134,13 +143,17 @@ def court_events(
     current = [court for court in courts if states[court].current]
     latest = _latest_documents(context, parsed.documents_key, set(current))
     # Documents stored by a download run that has not reported them yet: their partition says so
-    # now, so that the run reporting them later finds the same fingerprint and changes nothing.
-    for court in current:
-        if latest.get(court, (None, None))[1] != states[court].documents:
-            yield documents_materialization(
-                parsed.documents_key, court, states[court].documents, {"reported_before_their_download_run": True}
-            )
-    latest = _latest_documents(context, parsed.documents_key, set(current))
+    # now, so that the run reporting them later finds the same fingerprint and changes nothing. A
+    # partition never reported holds no documents, so a court without any needs no report: its
+    # materialization points at no input event, and the first document stored there makes it
+    # unsynced (most courts of a first backfill, one event each fewer).
+    behind = [court for court in current if latest.get(court, NO_DOCUMENTS)[1] != states[court].documents]
+    for court in behind:
+        yield documents_materialization(
+            parsed.documents_key, court, states[court].documents, {"reported_before_their_download_run": True}
+        )
+    # Each lookup costs event-log queries, and a backfill run asks for every court it finishes.
+    latest |= _latest_documents(context, parsed.documents_key, set(behind))
     for summary in summaries:
         state = states[summary.court]
         metadata = court_metadata(summary, {**(extra or {}).get(summary.court, {}), "unfinished": state.unfinished})
@@ -148,7 +161,7 @@ def court_events(
             context.log.info(f"court {summary.court}: {state.unfinished} companies not yet parsed by this version")
             yield dg.AssetObservation(asset_key=parsed.asset_key, partition=summary.court, metadata=metadata)
             continue
-        storage_id, _ = latest[summary.court]
+        storage_id, _ = latest.get(summary.court, NO_DOCUMENTS)
         yield dg.AssetMaterialization(
             asset_key=parsed.asset_key,
             partition=summary.court,
@@ -157,7 +170,9 @@ def court_events(
                 CODE_VERSION_TAG: parsed.code_version,
                 **data_version_tags(state.records),
                 get_input_data_version_tag(parsed.documents_key): state.documents,
-                get_input_event_pointer_tag(parsed.documents_key): str(storage_id),
+                get_input_event_pointer_tag(parsed.documents_key): (
+                    NULL_EVENT_POINTER if storage_id is None else str(storage_id)
+                ),
             },
         )
 
@@ -197,10 +212,12 @@ def reparse_courts(
                 raise dg.Failure(description=f"court {court}: {exc}", allow_retries=False) from exc
             touched.absorb(result.report)
             summary = CourtSummary.of_report(court, result.report, parsed.written)
-            context.log.info(
-                f"court {court}: {summary.completed} re-parsed, {summary.written} written, failed "
-                f"{dict(summary.failures_by_class)}, {result.held_elsewhere} held by other workers"
-            )
+            # A log line is an event of its own; a court with nothing to redo has only its materialization.
+            if summary.completed or summary.failed or result.held_elsewhere:
+                context.log.info(
+                    f"court {court}: {summary.completed} re-parsed, {summary.written} written, failed "
+                    f"{dict(summary.failures_by_class)}, {result.held_elsewhere} held by other workers"
+                )
             if summary.failed:
                 failed.append(summary)
             else:

@@ -9,8 +9,8 @@ the parse time and hide the per-document cost of the backfill.
 
 Measured, each a Dagster backfill of company_records over all 173 court partitions, launched
 through the webserver's GraphQL API as the UI's "Launch backfill" button does, worked by the
-runs the daemon launches (the backfill policy makes two runs per run worker, the run queue runs
-RUN_WORKERS at once), and timed from the launch until the backfill has completed:
+runs the daemon launches (the backfill policy makes two runs per run worker; the run queue runs
+RUN_WORKERS backfill runs at once and keeps one slot more for people's runs), and timed from the launch until the backfill has completed:
 
 (a) a version bump whose output is unchanged: every document is re-parsed, nothing written;
 (b) a parser change that renames every 10th company: only those get a new revision.
@@ -82,6 +82,8 @@ from orchestration.xjustiz import PARSER_VERSION, parse_si
 
 ENTITIES = int(os.environ.get("BENCH_ENTITIES", "100000"))
 RUN_WORKERS = int(os.environ.get("BENCH_RUN_WORKERS", "2"))
+# The run queue keeps this many slots beyond the backfill's for people's runs, as in production.
+PEOPLE_RUN_SLOTS = 1
 LAUNCH_PHASE = float(os.environ.get("BENCH_LAUNCH_PHASE", "0.5"))
 SET_UP_WORKERS = 2
 CHANGED_EVERY = 10
@@ -356,7 +358,8 @@ def main() -> None:
         "hreg_bench_backfill",
         {
             "HREG_WEBSERVER_PORT": str(free_port()),
-            "HREG_MAX_CONCURRENT_RUNS": str(RUN_WORKERS),
+            "HREG_MAX_CONCURRENT_RUNS": str(RUN_WORKERS + PEOPLE_RUN_SLOTS),
+            "HREG_PEOPLE_RUN_SLOTS": str(PEOPLE_RUN_SLOTS),
             "HREG_REGISTER": "sample",
             "HREG_SEARCH_OPENS": f"first:{SEARCH_OPENS}",
         },

@@ -6,8 +6,9 @@
    the same run.
 3. Reads of one real scanned shareholder list from the S3 store and from a local directory.
 
-Every layout works xml_parsing jobs in batches of BENCH_BATCH (default 100; the shipped 5000
-would put a whole workload into one step on one worker), so that each worker gets several.
+Every layout works xml_parsing jobs in batches of BENCH_BATCH (default 100), one batch a run
+(HREG_MAX_BATCHES_PER_RUN=1): with the shipped 5000, or with a run that goes on claiming batches
+while jobs are due, the first step takes the whole workload and the second worker none.
 
 Last line: one JSON object with cluster_1_worker_jobs_per_s, cluster_2_workers_jobs_per_s,
 single_machine_jobs_per_s, ratio (cluster with one worker / single machine), workers_seen,
@@ -132,8 +133,9 @@ def read_p50_ms(location: str) -> float:
 
 
 def main() -> None:
-    # `hreg db upgrade` (the cluster's) and `hreg dev`'s preparation write it to processing.job_types.
-    os.environ["HREG_BATCH_SIZES"] = json.dumps({"xml_parsing": BATCH})
+    # `hreg db upgrade` (the cluster's) and `hreg dev`'s preparation write the batch size to
+    # processing.job_types; every process of each layout reads both.
+    os.environ.update({"HREG_BATCH_SIZES": json.dumps({"xml_parsing": BATCH}), "HREG_MAX_BATCHES_PER_RUN": "1"})
     log(f"generating {3 * JOBS} SI documents…")
     documents = cloned_documents(3 * JOBS)
     one_worker, _, store_read_ms = through_cluster(1, documents[:JOBS])

@@ -10,6 +10,11 @@ from sqlalchemy.engine import URL
 from orchestration.settings import Settings
 
 BACKFILL_TAG = "dagster/backfill"
+# How long a run may take to start: its process loads the code location first, which on a busy
+# 2-core machine has taken over a minute. Run monitoring fails a run that takes longer, and the
+# daemon's launch call to the code server (60 s by default) waits as long, so that a slow start
+# is not a failed launch (DAGSTER_GRPC_TIMEOUT_SECONDS, which every child of the stack gets).
+RUN_START_TIMEOUT_SECONDS = 180
 
 
 def backfill_run_slots(settings: Settings) -> int:
@@ -27,6 +32,11 @@ def instance_config(dagster_url: URL, settings: Settings) -> dict:
                 "max_concurrent_runs": settings.max_concurrent_runs,
                 # The default of 5 s adds seconds to every run start.
                 "dequeue_interval_seconds": 1,
+                # A launch returns once the run's process has loaded the code (seconds, a minute on a
+                # busy machine): in threads, the runs one look dequeues start side by side, and a
+                # person's run does not wait for backfill runs' launches ahead of it in that look.
+                "dequeue_use_threads": True,
+                "dequeue_num_workers": settings.max_concurrent_runs,
                 # Every run of a backfill carries dagster/backfill: together they leave
                 # people_run_slots free (one run slot at least stays theirs to use).
                 "tag_concurrency_limits": [{"key": BACKFILL_TAG, "limit": backfill_run_slots(settings)}],
@@ -35,7 +45,7 @@ def instance_config(dagster_url: URL, settings: Settings) -> dict:
         # Marks runs whose process died as failed; their jobs go back through the lease reaper.
         "run_monitoring": {
             "enabled": True,
-            "start_timeout_seconds": 180,
+            "start_timeout_seconds": RUN_START_TIMEOUT_SECONDS,
             "poll_interval_seconds": 15,
             "max_resume_run_attempts": 0,
         },

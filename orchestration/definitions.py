@@ -25,6 +25,7 @@ from assets.shareholders import (
     shareholders_from_the_queue,
 )
 from orchestration.celery_config import celery_executor_config
+from orchestration.dagster_instance import backfill_run_slots
 from orchestration.settings import Settings
 from resources.database import DatabaseResource
 from resources.discovery import SearchPolicyResource
@@ -90,7 +91,7 @@ def build_resources(settings: Settings) -> dict[str, Any]:
 def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     """The code location configured by ``settings`` (default: the environment's, read now)."""
     settings = settings or Settings()
-    backfill_policy = court_backfill_policy(settings.max_concurrent_runs)
+    backfill_policy = court_backfill_policy(backfill_run_slots(settings))
     assets = [
         basic_discovery,
         build_company_records_asset(backfill_policy),

@@ -23,7 +23,7 @@ from typing import BinaryIO
 import httpx
 from sqlalchemy.engine import URL
 
-from orchestration.dagster_instance import write_instance_config
+from orchestration.dagster_instance import RUN_START_TIMEOUT_SECONDS, write_instance_config
 from orchestration.db.engine import app_url, create_app_engine, dagster_url, ensure_database
 from orchestration.db.migrate import upgrade
 from orchestration.settings import Settings
@@ -50,6 +50,7 @@ class Stack:
         env["HREG_DATABASE_URL"] = self.app_url.render_as_string(hide_password=False)
         env["HREG_DATA_DIR"] = str(self.settings.resolved_data_dir)
         env["DAGSTER_HOME"] = str(self.dagster_home)
+        env.setdefault("DAGSTER_GRPC_TIMEOUT_SECONDS", str(RUN_START_TIMEOUT_SECONDS))
         return env
 
     @property

@@ -15,10 +15,8 @@ from __future__ import annotations
 import re
 import shutil
 import uuid
-from collections import Counter
 
 import dagster as dg
-import httpx
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
@@ -29,7 +27,6 @@ from dagster._core.definitions.data_version import (
     get_input_data_version_tag,
     get_input_event_pointer_tag,
 )
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
 
 from assets.partitions import courts_per_backfill_run
@@ -38,6 +35,7 @@ from orchestration import devstack
 from orchestration.backfills import backfill_status
 from orchestration.cli import main
 from orchestration.courts import register_courts
+from orchestration.dagster_instance import backfill_run_slots
 from orchestration.db.engine import create_app_engine
 from orchestration.documents import DocumentStore
 from orchestration.settings import Settings
@@ -46,20 +44,15 @@ from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION
 from pipeline_helpers import add_entity_with_si, job_rows, sample_si_files
 from process_helpers import free_port, wait_until
+from webserver_helpers import finished_backfill, graphql, wait_for_code_location
 
 pytestmark = pytest.mark.slow
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 OLD_VERSION = "0.9.0"
-LOCATION = "handelsregister"
 COMPANY_RECORDS_PATH = ["company_records"]
 # The companies of the fixture are filed at Stuttgart, Munich and Berlin (Charlottenburg).
 COURTS = ("B8534", "D2601", "F1103")
-BACKFILL_DONE = ("COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED")
-# A backfill must be done well inside the 600 s every test has (pytest-timeout, pyproject.toml),
-# which for the first test also pays for starting the stack: a slower one fails saying how far
-# it got, instead of being cut off by the timeout.
-BACKFILL_WAIT_S = 300
 
 ASSET_NODE = """
 query AssetNode($path: [String!]!, $partition: String!) {
@@ -95,20 +88,6 @@ mutation Reexecute($reexecutionParams: ReexecutionParams) {
   }
 }
 """
-BACKFILL = """
-query Backfill($backfillId: String!) {
-  partitionBackfillOrError(backfillId: $backfillId) {
-    ... on PartitionBackfill {
-      status
-      numPartitions
-      runs { runId status tags { key value } }
-      assetBackfillData { assetBackfillStatuses { ... on AssetPartitionsStatusCounts {
-        assetKey { path } numPartitionsTargeted numPartitionsInProgress numPartitionsMaterialized numPartitionsFailed
-      } } }
-    }
-  }
-}
-"""
 PARTITION_MATERIALIZATION = """
 query Materialization($path: [String!]!, $partition: String!) {
   assetOrError(assetKey: {path: $path}) { ... on Asset {
@@ -130,32 +109,6 @@ query Staleness($path: [String!]!, $partitions: [String!]) {
 RUN_STATUS = """
 query Run($runId: ID!) { runOrError(runId: $runId) { ... on Run { status } } }
 """
-LOCATION_STATUS = """
-query { workspaceOrError { ... on Workspace { locationEntries { name loadStatus
-  locationOrLoadError { __typename ... on PythonError { message } } } } } }
-"""
-
-
-def graphql(stack: devstack.Stack, query: str, **variables) -> dict:
-    response = httpx.post(f"{stack.webserver_url}/graphql", json={"query": query, "variables": variables}, timeout=60)
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert "errors" not in body, body["errors"]
-    return body["data"]
-
-
-def wait_for_code_location(stack: devstack.Stack) -> None:
-    """The webserver answers before it has loaded the code location."""
-
-    def loaded():
-        entries = graphql(stack, LOCATION_STATUS)["workspaceOrError"]["locationEntries"]
-        entry = next(e for e in entries if e["name"] == LOCATION)
-        assert entry["locationOrLoadError"] is None or entry["locationOrLoadError"]["__typename"] != "PythonError", (
-            entry
-        )
-        return entry["loadStatus"] == "LOADED" and entry["locationOrLoadError"] is not None
-
-    wait_until(loaded, 120, f"code location {LOCATION} to load")
 
 
 @pytest.fixture(scope="module")
@@ -217,26 +170,6 @@ def launch_backfill(stack: devstack.Stack, partition_names: list[str]) -> str:
     )["launchPartitionBackfill"]
     assert launched["__typename"] == "LaunchBackfillSuccess", launched
     return launched["backfillId"]
-
-
-def finished_backfill(stack: devstack.Stack, backfill_id: str, timeout_s: float = BACKFILL_WAIT_S) -> dict:
-    """The backfill once it is done; a backfill not done in ``timeout_s`` fails the test with
-    how far it got."""
-    seen = {}
-
-    def finished():
-        seen.update(graphql(stack, BACKFILL, backfillId=backfill_id)["partitionBackfillOrError"])
-        return dict(seen) if seen["status"] in BACKFILL_DONE else None
-
-    try:
-        return wait_until(finished, timeout_s, f"backfill {backfill_id} to finish")
-    except AssertionError:
-        runs = Counter(run["status"] for run in seen.get("runs", []))
-        partitions = seen.get("assetBackfillData", {}).get("assetBackfillStatuses")
-        raise AssertionError(
-            f"backfill {backfill_id} not done after {timeout_s:.0f} s: {seen.get('status')}, "
-            f"runs by status {dict(runs)}, partitions {partitions}"
-        ) from None
 
 
 def partition_counts(backfill: dict) -> dict:
@@ -323,7 +256,7 @@ def test_a_court_is_unsynced_while_any_of_its_companies_waits_for_the_new_parser
     assert not [court for court, (_, causes) in after_backfill.items() if causes]
 
 
-def test_a_parser_change_is_a_backfill_over_every_court_in_two_runs_per_run_worker(stack, all_courts_backfill):
+def test_a_parser_change_is_a_backfill_over_every_court_in_two_runs_per_run_slot(stack, all_courts_backfill):
     stack, engine, _ = stack
     node = all_courts_backfill["node_before"]
     # Before: the court partition shows as unsynced, for the parser version; the UI would launch
@@ -333,8 +266,8 @@ def test_a_parser_change_is_a_backfill_over_every_court_in_two_runs_per_run_work
     assert node["jobNames"][0].startswith("__ASSET_JOB")
     keys = node["partitionKeysByDimension"][0]["partitionKeys"]
     assert keys == list(register_courts()) and len(keys) == 173
-    run_workers = Settings().max_concurrent_runs
-    assert node["backfillPolicy"]["maxPartitionsPerRun"] == courts_per_backfill_run(run_workers)
+    run_slots = backfill_run_slots(Settings())
+    assert node["backfillPolicy"]["maxPartitionsPerRun"] == courts_per_backfill_run(run_slots)
 
     backfill = all_courts_backfill["backfill"]
     assert backfill["status"] == "COMPLETED_SUCCESS"
@@ -344,7 +277,7 @@ def test_a_parser_change_is_a_backfill_over_every_court_in_two_runs_per_run_work
         "numPartitionsFailed": 0,
     }
     runs = backfill["runs"]
-    assert len(runs) == 2 * run_workers  # two runs per run worker, not one per court
+    assert len(runs) == 2 * run_slots  # two runs per run slot backfills may take, not one per court
     assert {run["status"] for run in runs} == {"SUCCESS"}
 
     reparses = [job for job in job_rows(engine, "xml_parsing") if job.trigger == "parser_change"]
@@ -455,16 +388,6 @@ def backfill_id_of(stack: devstack.Stack, backfill: dict) -> str:
     return next(tag["value"] for tag in run["tags"] if tag["key"] == "dagster/backfill")
 
 
-def dismiss_welcome_dialog(page) -> None:
-    """The webserver greets a new browser with a newsletter dialog over the page."""
-    skip = page.get_by_text("Skip", exact=True)
-    try:
-        skip.wait_for(timeout=5_000)
-    except PlaywrightTimeoutError:  # no dialog this time
-        return
-    skip.click()
-
-
 def test_the_backfills_page_shows_the_backfill_with_its_court_partitions(stack, all_courts_backfill, tmp_path):
     stack, _, _ = stack
     backfill_id = all_courts_backfill["id"]
@@ -474,15 +397,16 @@ def test_the_backfills_page_shows_the_backfill_with_its_court_partitions(stack, 
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
         )
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        # The webserver greets a new browser with a newsletter dialog over the page, at a moment of
+        # its own (seconds late on a busy machine): whenever it covers what a step acts on, skip it.
+        page.add_locator_handler(page.get_by_text("Skip", exact=True), lambda skip: skip.click())
         page.goto(f"{stack.webserver_url}/overview/backfills", wait_until="networkidle")
-        dismiss_welcome_dialog(page)
         page.get_by_text(backfill_id, exact=True).first.wait_for(timeout=60_000)
         page.screenshot(path=str(tmp_path / "backfills.png"))
 
         # The backfill's page: its asset with the court partitions targeted, in progress, done, failed.
         page.get_by_text(backfill_id, exact=True).first.click()
         page.wait_for_url(f"**/runs/b/{backfill_id}**")
-        dismiss_welcome_dialog(page)
         page.get_by_text("100% completed").wait_for(timeout=60_000)
         lines = page.inner_text("body").splitlines()
         header = lines.index("Asset name")

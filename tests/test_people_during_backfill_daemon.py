@@ -1,0 +1,237 @@
+"""A person's search while a backfill of every court runs, through the real webserver and daemon.
+
+Stored SI documents (the samples cloned with other register numbers, filed at every court as a
+register spreads them) were parsed by an older parser version; the code location runs the
+current one. `hreg reparse --backfill` launches the backfill of every court: two runs per run slot
+that backfill runs may take, all slots but HREG_PEOPLE_RUN_SLOTS. A person's search made while
+they hold those slots is requested by the job sensor's next tick and gets the free slot at the run
+queue's next look, ahead of the backfill runs still waiting. Every fact asserted is read from what
+Dagster and the job table recorded (run records, run events, sensor ticks,
+processing.processing_jobs), not timed by the test.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+import uuid
+
+import dagster as dg
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from bench.common import iter_cloned_documents, load_entities
+from database_helpers import fresh_database
+from orchestration import devstack
+from orchestration.cli import main
+from orchestration.dagster_instance import BACKFILL_TAG, backfill_run_slots, instance_config
+from orchestration.db.engine import create_app_engine
+from orchestration.definitions import SENSOR_INTERVAL_SECONDS
+from orchestration.documents import INLINE_LIMIT_BYTES, DocumentStore
+from orchestration.settings import Settings
+from orchestration.stages.parsing import XmlParsingStage
+from orchestration.worker import run_batches
+from process_helpers import free_port, wait_until
+from webserver_helpers import LOCATION, backfill_state, graphql, wait_for_code_location
+
+pytestmark = pytest.mark.slow
+
+OLD_VERSION = "0.9.0"
+# Companies whose documents the backfill re-parses, spread over the courts as in a register
+# (the largest court holds a few percent of them): every backfill run has courts with work.
+ENTITIES = 1000
+SENSOR = "basic_discovery_sensor"
+TICKS = """
+query Ticks($selector: SensorSelector!, $after: Float, $before: Float) {
+  sensorOrError(sensorSelector: $selector) { __typename ... on Sensor { sensorState {
+    ticks(limit: 100, afterTimestamp: $after, beforeTimestamp: $before) { timestamp endTimestamp status runIds } } } }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def stack(server_url, template_url, tmp_path_factory):
+    """The companies parsed by the old version, then the sample register, webserver and daemon
+    with the current code."""
+    data_dir = tmp_path_factory.mktemp("people-during-backfill")
+    with fresh_database(server_url) as url, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
+        mp.setenv("HREG_DATA_DIR", str(data_dir))
+        mp.setenv("HREG_REGISTER", "sample")
+        mp.setenv("HREG_SAMPLE_REGISTER_PORT", str(free_port()))
+        mp.setenv("HREG_WEBSERVER_PORT", str(free_port()))
+        settings = Settings()
+        engine = create_app_engine(url)
+        store = DocumentStore(settings.documents_dir)
+        with engine.begin() as conn:
+            conn.execute(
+                sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
+                {"v": OLD_VERSION},
+            )
+        documents = iter_cloned_documents(ENTITIES, max_bytes=INLINE_LIMIT_BYTES, spread_over_courts=True)
+        load_entities(engine, store, documents)
+        assert run_batches(engine, XmlParsingStage(store), "old-parser", max_batches=1000).completed == ENTITIES
+        stack = devstack.prepare(settings)  # deploying the current code writes its version to the job types
+        log_dir = data_dir / "logs"
+        try:
+            devstack.start_sample_register(stack, log_dir)
+            devstack.start_dagster(stack, log_dir=log_dir)
+            wait_for_code_location(stack)
+            yield stack, engine
+        finally:
+            devstack.stop(stack)
+            engine.dispose()
+            for log_file in sorted(log_dir.glob("*.log")):
+                print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-3000:]}")
+
+
+def slot_taken_at(instance: dg.DagsterInstance, run_id: str) -> float:
+    """When the run queue gave the run its slot: its RUN_STARTING event (dequeued, launch begun);
+    infinity for a run still waiting."""
+    starting = instance.all_logs(run_id, of_type=dg.DagsterEventType.RUN_STARTING)
+    return starting[0].timestamp if starting else math.inf
+
+
+def launched_at(instance: dg.DagsterInstance, run_id: str) -> float:
+    """When the run's launch returned: the run's process reports it has started (the code
+    server answers the launch then); infinity before."""
+    engine_events = instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
+    started = [
+        e.timestamp for e in engine_events if (e.dagster_event.message or "").startswith("Started process for run")
+    ]
+    return started[0] if started else math.inf
+
+
+def ticks_of(stack: devstack.Stack, sensor: str, after: float, before: float) -> list[dict]:
+    """The sensor's ticks that began between ``after`` and ``before``, oldest first."""
+    selector = {"repositoryLocationName": LOCATION, "repositoryName": "__repository__", "sensorName": sensor}
+    found = graphql(stack, TICKS, selector=selector, after=after, before=before)["sensorOrError"]
+    assert found["__typename"] == "Sensor", found
+    return sorted(found["sensorState"]["ticks"], key=lambda tick: tick["timestamp"])
+
+
+def most_at_once(slots: list[tuple[float, float]]) -> int:
+    """The most of these (taken, freed) slot intervals that overlap at any moment."""
+    changes = sorted([(taken, 1) for taken, _ in slots] + [(freed, -1) for _, freed in slots])
+    held = most = 0
+    for _, change in changes:
+        held += change
+        most = max(most, held)
+    return most
+
+
+def test_a_search_during_a_backfill_of_every_court_gets_the_free_run_slot_at_the_next_tick_and_queue_look(stack):
+    stack, engine = stack
+    settings = stack.settings
+    allowed = backfill_run_slots(settings)
+    assert allowed < settings.max_concurrent_runs  # with the defaults: 3 of 4 run slots
+
+    launched = CliRunner().invoke(
+        main, ["reparse", "--backfill", "--webserver", stack.webserver_url, "--reason", "new parser version"]
+    )
+    assert launched.exit_code == 0, launched.output
+    backfill_id = re.search(r"launched backfill (\w+) of company_records over 173 courts", launched.output).group(1)
+
+    # The person searches once the backfill's runs hold every slot they may take (a run holds
+    # its slot from its launch: STARTING, then STARTED).
+    def backfill_runs_holding_slots():
+        statuses = [run["status"] for run in backfill_state(stack, backfill_id)["runs"]]
+        return sum(status in ("STARTING", "STARTED") for status in statuses) == allowed
+
+    wait_until(backfill_runs_holding_slots, 300, f"{allowed} backfill runs to hold their run slots")
+    with engine.begin() as conn:
+        search_id = conn.execute(
+            sa.text("INSERT INTO public.searches (user_id, query, mode) VALUES (:u, 'GmbH', 'all') RETURNING id"),
+            {"u": str(uuid.uuid4())},
+        ).scalar_one()
+
+    def claimed_discovery_job():
+        """The search's discovery job once a run has claimed it (so that run has started)."""
+        with engine.connect() as conn:
+            return conn.execute(
+                sa.text("""SELECT priority, worker_id, extract(epoch FROM next_attempt_at)::float AS due_at
+                             FROM processing.processing_jobs
+                            WHERE search_id = :s AND type = 'basic_discovery' AND worker_id IS NOT NULL"""),
+                {"s": search_id},
+            ).first()
+
+    job = wait_until(claimed_discovery_job, 420, "a run to claim the search's discovery job")
+    with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
+        now = time.time()
+        person = instance.get_run_record_by_id(job.worker_id)
+        person_slot = slot_taken_at(instance, job.worker_id)
+        records = instance.get_run_records(dg.RunsFilter(tags={BACKFILL_TAG: backfill_id}))
+        # Each backfill run: queued, slot taken, launch returned, slot freed (now for a run still going).
+        backfill_runs = [
+            (
+                r.create_timestamp.timestamp(),
+                slot_taken_at(instance, r.dagster_run.run_id),
+                launched_at(instance, r.dagster_run.run_id),
+                r.end_time or now,
+            )
+            for r in records
+        ]
+    ticks = ticks_of(stack, SENSOR, after=job.due_at - 60, before=job.due_at + 120)
+
+    # What was recorded, relative to the job becoming due (shown when an assertion fails).
+    print(
+        f"person: queued {person.create_timestamp.timestamp() - job.due_at:+.2f} s, slot "
+        f"{person_slot - job.due_at:+.2f} s, started {person.start_time - job.due_at:+.2f} s"
+    )
+    for queued, taken, launched, freed in sorted(backfill_runs):
+        print(
+            f"backfill run: queued {queued - job.due_at:+.2f} s, slot {taken - job.due_at:+.2f} s, "
+            f"launched {launched - job.due_at:+.2f} s, freed {freed - job.due_at:+.2f} s"
+        )
+
+    assert job.priority == "interactive"
+    assert person.dagster_run.tags["dagster/priority"] == "10"
+
+    # The person's run got its slot while the backfill's runs held all theirs, with backfill runs
+    # queued before it still waiting, and it started while backfill runs were in progress: it
+    # did not wait behind them.
+    queued_at = person.create_timestamp.timestamp()
+    assert sum(taken <= person_slot < freed for _, taken, _, freed in backfill_runs) == allowed
+    assert any(queued < queued_at and person_slot < taken for queued, taken, _, _ in backfill_runs), (
+        "no backfill run queued before the person's run was still waiting when it got its slot"
+    )
+    assert any(taken <= person.start_time < freed for _, taken, _, freed in backfill_runs)
+
+    # Within one sensor interval of the job becoming due. The sensor: the run was requested by the
+    # first tick that began once the job was due (next_attempt_at, what processing.due_jobs
+    # compares), or by the tick running then (a tick reads the queue after it begins), so it was
+    # queued within the sensor's interval as the daemon kept it (the recorded gap between that
+    # tick and the one before: the sensor daemon's loop and a busy machine stretch the nominal
+    # interval) plus that tick's evaluation. The run queue: it gave the run its slot at its
+    # next look, within one dequeue interval (dagster.yaml) and the look's own queries, which on
+    # a busy machine take seconds: allowed up to one more sensor interval, the unit the wait is
+    # measured in. A look waits for the launches it began (each returns once the run's process
+    # has loaded the code: seconds, a minute and more on a busy 2-core machine), so a look that
+    # was launching backfill runs when the person's run was queued delays it by what those
+    # launches had left; the bound starts from their end then.
+    requesting = next(tick for tick in ticks if job.worker_id in tick["runIds"])
+    passed_over = [tick for tick in ticks if job.due_at <= tick["timestamp"] < requesting["timestamp"]]
+    assert not passed_over, "a tick that began after the job became due did not request its run"
+    earlier = [tick for tick in ticks if tick["timestamp"] < requesting["timestamp"]]
+    interval = requesting["timestamp"] - earlier[-1]["timestamp"]
+    evaluation = requesting["endTimestamp"] - requesting["timestamp"]
+    assert queued_at - job.due_at <= interval + evaluation
+    dequeue_interval = instance_config(stack.dagster_url, settings)["run_coordinator"]["config"][
+        "dequeue_interval_seconds"
+    ]
+    launches_left = max(
+        (launched for _, taken, launched, _ in backfill_runs if taken < queued_at < launched), default=queued_at
+    )
+    queue_bound = max(queued_at, launches_left) + dequeue_interval + interval
+    print(
+        f"from due: tick {requesting['timestamp'] - job.due_at:+.2f} s (interval {interval:.2f} s, nominal "
+        f"{SENSOR_INTERVAL_SECONDS['basic_discovery']} s), queued {queued_at - job.due_at:+.2f} s, backfill "
+        f"launches in flight until {launches_left - job.due_at:+.2f} s, slot {person_slot - job.due_at:+.2f} s "
+        f"(bound {queue_bound - job.due_at:+.2f} s), started {person.start_time - job.due_at:+.2f} s"
+    )
+    assert person_slot <= queue_bound
+
+    # The backfill's runs never held every run slot: at most `allowed` at once, and they filled those.
+    assert most_at_once([(taken, freed) for _, taken, _, freed in backfill_runs if taken < math.inf]) == allowed
