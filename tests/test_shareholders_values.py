@@ -116,6 +116,17 @@ def test_a_register_with_a_speck_read_as_a_dot(text, number, country):
     assert firm_name(text).endswith(("GmbH", "S.à r.l."))
 
 
+def test_a_foreign_register_number_after_its_label():
+    # The wording of a real list's cell (its holder a firm, not a person).
+    text = (
+        "Amazon Europe Core SARL mit dem Sitz in Luxemburg, eingetragen im RCS Luxemburg unter der HR-Nummer B 180022"
+    )
+    register = register_of(text)
+
+    assert (register["register_court"], register["register_number"]) == ("RCS Luxemburg", "B180022")
+    assert register["register_country"] == "LU"
+
+
 def test_foreign_register_and_the_luxembourg_form_as_ocr_reads_it():
     text = "Amazon Europe Core S.ä rr.l. mit dem Sitz in Luxemburg, eingetragen im RCS Luxemburg unter B 180022"
     assert firm_name(text) == "Amazon Europe Core S.à r.l."

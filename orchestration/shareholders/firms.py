@@ -52,7 +52,7 @@ _LABELLED_REGISTER = re.compile(
 )
 _REGISTER_NUMBER = re.compile(
     r"(?:Registrierungsnummer|Registernummer|Registernr\.?|Register\s+No\.?|Registration\s+(?:No\.?|number)|"
-    r"Company\s+(?:No\.?|number)|KvK(?:-nummer)?|Nr\.|No\.|number|unter|under)\s*[:.]?\s*"
+    r"Company\s+(?:No\.?|number)|KvK(?:-nummer)?|(?:unter\s+der\s+)?HR-?Nummer|Nr\.|No\.|number|unter|under)\s*[:.]?\s*"
     r"(?P<number>(?:[A-Z]{1,3}\s?)?\d[\d .\-/]*\d(?:\s?(?-i:[a-z])(?![\w]))?|\d)"
     r"|(?P<fn>FN\s?\d+\s?[a-z])(?![\w])|(?P<che>CHE-?\d{3}\.\d{3}\.\d{3})"
     r"|R\.?\s?C\.?\s?S\.?\s+[A-ZÄÖÜ][\w\-]+\s+(?P<rcs_after>(?:[A-Z]\s?)?\d[\d ]*\d)"
