@@ -1,6 +1,7 @@
 -- Undo 0007. Archived jobs are lost; their step history stays.
 DROP VIEW IF EXISTS processing.dead_letter;
 DROP VIEW IF EXISTS processing.due_jobs;  -- reads the archive; the next upgrade to head restores it
+DROP VIEW IF EXISTS processing.completed_jobs;  -- reads the archive too
 DROP FUNCTION IF EXISTS processing.archive_completed_jobs(interval, integer);
 DROP INDEX processing.processing_jobs_previous_job_idx;
 -- The job table's triggers are the head schema's and may read columns a later downgrade dropped:
