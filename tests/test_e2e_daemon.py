@@ -13,7 +13,6 @@ import signal
 import uuid
 
 import dagster as dg
-import httpx
 import pytest
 import sqlalchemy as sa
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
@@ -23,6 +22,7 @@ from database_helpers import fresh_database
 from orchestration import devstack
 from orchestration.settings import Settings
 from process_helpers import free_port, wait_until
+from webserver_helpers import graphql
 
 pytestmark = pytest.mark.slow
 
@@ -43,14 +43,6 @@ OWNERSHIP_GRAPH = """
 query { assetOrError(assetKey: {path: ["ownership_graph"]}) { ... on Asset {
   assetMaterializations(limit: 1) { runId metadataEntries { label ... on IntMetadataEntry { intValue } } } } } }
 """
-
-
-def graphql(stack: devstack.Stack, query: str, **variables) -> dict:
-    response = httpx.post(f"{stack.webserver_url}/graphql", json={"query": query, "variables": variables}, timeout=60)
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert "errors" not in body, body["errors"]
-    return body["data"]
 
 
 @pytest.fixture(scope="module")
