@@ -89,3 +89,15 @@ def test_lone_running_numbers_are_read_again_until_they_read_as_numbers():
     assert [s.number for h in result.shareholders for s in h.shares] == ["1", "2", "3", "4", "5"]
     _assert_read_as_generated(result, generated)
     assert result.validation.status == "verified"
+
+
+def test_numbers_under_pale_row_rules_are_read_column_by_column():
+    # Holders are parted by pale grey rules and the table has no column rules: read with the
+    # page, the lone "4" under such a rule came out as an "s"; its column read alone gives it.
+    generated = generate_list(5016, company_name="Bench 16 GmbH", capital=CAPITAL, layout="corporate", form="scan_pdf")
+
+    result = parse_shareholder_list(generated.content, capital=CAPITAL, method="rules")
+
+    assert [s.number for h in result.shareholders for s in h.shares] == ["1", "2", "3.1", "3.2", "4", "5", "6"]
+    _assert_read_as_generated(result, generated)
+    assert result.validation.status == "verified"

@@ -317,3 +317,23 @@ def test_a_register_must_be_read_whole(register, passes):
     holder = _organisation("Muster Holding GmbH", seat="München", **register)
 
     assert _statuses(_list(holder), Decimal(100))["registers_well_formed"] == ("passed" if passes else "failed")
+
+
+def test_a_share_row_without_its_percentage_is_a_cell_not_read():
+    def holder(name: str, nominal: str, percentage: str | None) -> Shareholder:
+        stated = Decimal(percentage) if percentage else None
+        return Shareholder(
+            kind="person",
+            name=name,
+            birth_date=date(1970, 1, 1),
+            shares=[Share(number=name[-1], nominal=Decimal(nominal), percentage=stated)],
+            nominal_total=Decimal(nominal),
+            percentage=stated,
+        )
+
+    # "< 1 %" leaves a row without a number, and only where the row is below one percent.
+    below_one = _list(holder("Holder 1", "24900", "99.6"), holder("Holder 2", "100", None), total="25000")
+    not_read = _list(holder("Holder 1", "20000", "80"), holder("Holder 2", "5000", None), total="25000")
+
+    assert _statuses(below_one, Decimal(25000))["share_percentages_match_nominal"] == "passed"
+    assert _statuses(not_read, Decimal(25000))["share_percentages_match_nominal"] == "failed"

@@ -6,6 +6,7 @@ import os
 import re
 from itertools import pairwise
 
+import cv2
 import numpy as np
 import pytesseract
 from PIL import Image, ImageFilter, ImageOps
@@ -44,6 +45,16 @@ MIN_LEGIBILITY = 60.0
 MIN_WORDS_TO_TURN = 20  # a page with fewer (a stamp, a signature) is not worth turning
 # A column strip is read on its own when its rules run over this share of the page's height.
 MIN_STRIP_SHARE = 0.05
+# A table ruled only across: rules over this share of the page's width bound it, and its columns
+# are apart by white wider than this share of the width (a word space is under 1 %).
+MIN_TABLE_RULE_SHARE = 0.5
+MIN_COLUMN_GAP_SHARE = 0.02
+MIN_TABLE_COLUMNS = 3
+INK_THRESHOLD = 160
+MIN_INK_PER_COLUMN = 8
+SPECK_SIZE = 3
+# Two readings of one word: the smaller box lies mostly inside the other.
+SAME_WORD_OVERLAP = 0.5
 
 
 def require_tesseract() -> None:
@@ -98,9 +109,15 @@ def _read_upright(image: Image.Image, rotation: int, number: int) -> Page:
     words = _words(readable)
     # In a ruled table each column is read on its own as well: read as one block, a column's
     # lines would be paired with its neighbours' lines, whose baselines differ in multi-line cells.
-    for x0, y0, x1, y1 in _column_strips(rules, image.width, image.height):
+    ruled = _column_strips(rules, image.width, image.height)
+    for x0, y0, x1, y1 in ruled:
         strip = _words(readable.crop((x0, y0, x1, y1)), offset=(x0, y0))
         words = [w for w in words if not (x0 <= (w.x0 + w.x1) / 2 < x1 and y0 <= w.center_y < y1)] + strip
+    # A table ruled only across: its columns read on their own too, where they read more surely.
+    # Read in one block, a lone number beside wide white space comes out as a sign or a letter;
+    # read alone, a narrow column loses a dot now and then.
+    for x0, y0, x1, y1 in [] if ruled else _white_gap_strips(cleaned, rules):
+        words = _surer_words(words, _words(readable.crop((x0, y0, x1, y1)), offset=(x0, y0)))
     words = _reread_uncertain(readable, words)
     return Page(
         number=number,
@@ -132,10 +149,35 @@ def _reread_uncertain(image: Image.Image, words: list[Word]) -> list[Word]:
         )
         framed = ImageOps.expand(image.crop(box), REREAD_MARGIN, fill=255)
         read = _words(framed, offset=(box[0] - REREAD_MARGIN, box[1] - REREAD_MARGIN), config=WORD_CONFIG)
+        # The margin may take in a neighbour's edge: only what stands where the word stood counts.
+        read = [w for w in read if word.x0 <= (w.x0 + w.x1) / 2 <= word.x1 and word.y0 <= w.center_y <= word.y1]
         if read and min(w.confidence for w in read) > word.confidence:
             text = " ".join(w.text for w in sorted(read, key=lambda w: w.x0))
             better[id(word)] = Word(text, word.x0, word.y0, word.x1, word.y1, min(w.confidence for w in read))
     return [better.get(id(word), word) for word in words]
+
+
+def _surer_words(words: list[Word], rereading: list[Word]) -> list[Word]:
+    """``words`` with each word of a second reading put in place of the words of the first it
+    covers, where it reads more surely than they do or covers none."""
+    replaced: set[int] = set()
+    added = []
+    for word in rereading:
+        covered = [index for index, w in enumerate(words) if _overlap(w, word) >= SAME_WORD_OVERLAP]
+        if not covered or word.confidence > max(words[index].confidence for index in covered):
+            replaced.update(covered)
+            added.append(word)
+    return [w for index, w in enumerate(words) if index not in replaced] + added
+
+
+def _overlap(a: Word, b: Word) -> float:
+    """The share of the smaller of two word boxes that lies inside the other."""
+    width = min(a.x1, b.x1) - max(a.x0, b.x0)
+    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+    if width <= 0 or height <= 0:
+        return 0.0
+    smaller = min((a.x1 - a.x0) * (a.y1 - a.y0), (b.x1 - b.x0) * (b.y1 - b.y0))
+    return width * height / smaller if smaller > 0 else 0.0
 
 
 def _legibility(words: list[Word]) -> float:
@@ -182,6 +224,30 @@ def _column_strips(rules: list[Rule], width: int, height: int) -> list[tuple[int
         if right.x0 - left.x0 >= width * 0.02 and bottom - top >= height * MIN_STRIP_SHARE:
             strips.append((int(left.x0) + 2, int(top), int(right.x0) - 2, int(bottom)))
     return strips
+
+
+def _white_gap_strips(cleaned: np.ndarray, rules: list[Rule]) -> list[tuple[int, int, int, int]]:
+    """The columns of a table ruled only across (or typed without rules): between its first and
+    last full-width rule, the runs of ink separated by white gaps wider than any word space."""
+    height, width = cleaned.shape
+    across = sorted(r.y0 for r in rules if r.horizontal and r.x1 - r.x0 >= width * MIN_TABLE_RULE_SHARE)
+    if len(across) < 2 or across[-1] - across[0] < height * MIN_STRIP_SHARE:
+        return []
+    top, bottom = int(across[0]), int(across[-1])
+    ink = (cleaned[top:bottom] < INK_THRESHOLD).astype(np.uint8)
+    # Specks of scanner noise are a pixel or two: an opening removes them, a letter's strokes stay.
+    ink = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((SPECK_SIZE, SPECK_SIZE), np.uint8))
+    inked = np.flatnonzero(ink.sum(axis=0) >= MIN_INK_PER_COLUMN)
+    if not inked.size:
+        return []
+    gap = width * MIN_COLUMN_GAP_SHARE
+    breaks = np.flatnonzero(np.diff(inked) > gap)
+    starts = np.concatenate(([inked[0]], inked[breaks + 1]))
+    ends = np.concatenate((inked[breaks], [inked[-1]]))
+    if len(starts) < MIN_TABLE_COLUMNS:
+        return []
+    margin = int(gap / 2)
+    return [(max(int(x0) - margin, 0), top, min(int(x1) + margin, width), bottom) for x0, x1 in zip(starts, ends)]
 
 
 def _upscale(image: Image.Image, max_pixels: int) -> Image.Image:

@@ -11,6 +11,7 @@ from orchestration.shareholders.shareholder_list import (
     RUNNING_NUMBER_PATTERN,
     Check,
     ExtractedList,
+    Share,
     Shareholder,
     Validation,
 )
@@ -103,7 +104,7 @@ def _shares_numbered(extracted: ExtractedList) -> Check:
             # "3.1, 3.2, 33": a section number whose dot was lost reads as a plain number.
             problems.append(f"the shares of {holder.name} mix section numbers and plain numbers")
         for share in holder.shares:
-            label = share.number if share.last_number is None else f"{share.number} bis {share.last_number}"
+            label = _share_label(share)
             numbers = [share.number] + ([share.last_number] if share.last_number else [])
             if not all(re.match(RUNNING_NUMBER_PATTERN, number) for number in numbers):
                 problems.append(f"share {label!r} of {holder.name} has no valid running number")
@@ -256,15 +257,27 @@ def _share_percentages_match_nominal(extracted: ExtractedList, capital: Decimal 
     stated = [(h, s) for h in extracted.shareholders for s in h.shares if s.percentage is not None and s.count]
     if not stated or not base:
         return _skipped(name, "no share row states a percentage of its own")
-    problems = []
+    # A list that gives share rows percentages gives every row one, or "< 1 %" where it is below
+    # one: any other row without one is a cell not read.
+    problems = [
+        f"shares {_share_label(s)} of {h.name} ({s.nominal * s.count / base * HUNDRED:.2f} %) state no percentage"
+        for h in extracted.shareholders
+        for s in h.shares
+        if s.percentage is None and s.count and s.nominal * s.count / base * HUNDRED >= 1
+    ]
     for holder, share in stated:
         exact = share.nominal * share.count / base * HUNDRED
         if abs(exact - share.percentage) > _rounding_tolerance(share.percentage):
-            label = share.number if share.last_number is None else f"{share.number} bis {share.last_number}"
-            problems.append(f"shares {label} of {holder.name} are {exact:.4f} %, stated as {share.percentage} %")
+            problems.append(
+                f"shares {_share_label(share)} of {holder.name} are {exact:.4f} %, stated as {share.percentage} %"
+            )
     if problems:
         return _failed(name, problems)
     return _passed(name, "each share row's stated percentage matches its nominal amount")
+
+
+def _share_label(share: Share) -> str:
+    return share.number if share.last_number is None else f"{share.number} bis {share.last_number}"
 
 
 def _registers_well_formed(extracted: ExtractedList) -> Check:
