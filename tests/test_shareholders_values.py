@@ -44,6 +44,7 @@ def test_a_number_cell_with_its_nominal_amount_keeps_the_running_number_apart():
         ("3.1", [("3.1", None)]),
         ("l", [("1", None)]),
         ("1:2", [("1.2", None)]),  # a section number's dot read as a colon
+        ("T", [("7", None)]),  # a lone 7 read as a letter
     ],
 )
 def test_running_numbers_and_ranges(cell, numbers):
@@ -57,6 +58,7 @@ def test_running_numbers_and_ranges(cell, numbers):
         ("(25 %)", False, ["25"]),
         ("< 1 %", False, [None]),
         ("33,33 %*", False, ["33.33"]),
+        ("10,72.%", False, ["10.72"]),  # a speck before the sign read as a dot
         ("66,66", True, ["66.66"]),  # a column headed "in %"
     ],
 )

@@ -22,8 +22,9 @@ AMOUNT = re.compile(
     rf"(?P<pre>{_CURRENCY}\s*)?(?<![\d.,])(?P<body>{_AMOUNT_BODY})(?![\d]|[.,]\d)(?P<post>\s*{_CURRENCY}(?![A-Za-z]))?",
     re.IGNORECASE,
 )
+# "12,5 %", "12,5.%" (a speck before the sign), "< 1 %"
 PERCENT = re.compile(
-    r"(?P<below><\s*1\s*%)|(?<![\d.,])(?P<value>\d{1,3}(?:[.,]\d{1,4})?)\s*(?P<star>\*)?\s*%\s*(?P<star2>\*)?"
+    r"(?P<below><\s*1\s*%)|(?<![\d.,])(?P<value>\d{1,3}(?:[.,]\d{1,4})?)[.,]?\s*(?P<star>\*)?\s*%\s*(?P<star2>\*)?"
 )
 BARE_PERCENT = re.compile(
     r"(?P<below><\s*1)|(?<![\d.,])(?P<value>\d{1,3}(?:[.,]\d{1,4})?)(?P<star>\s*\*)?(?![\d.,]*\d)"
@@ -53,9 +54,10 @@ def _amount_value(body: str) -> Decimal:
 
 
 def digits_mended(text: str) -> str:
-    """OCR's letters for digits in a cell of numbers: a lone "I", "l" or "|" is a 1, an "O" between
-    digits a 0."""
+    """OCR's letters for digits in a cell of numbers: a lone "I", "l" or "|" is a 1, a lone "T" a 7,
+    an "O" between digits a 0."""
     text = re.sub(r"(?<![\w.,])[Il|](?![\w])", "1", text)
+    text = re.sub(r"(?<![\w.,])T(?![\w])", "7", text)
     return re.sub(r"(?<=\d)[Oo](?=[\d.,])|(?<=[\d.,])[Oo](?=\d)", "0", text)
 
 

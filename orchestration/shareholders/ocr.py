@@ -53,8 +53,6 @@ MIN_TABLE_COLUMNS = 3
 INK_THRESHOLD = 160
 MIN_INK_PER_COLUMN = 8
 SPECK_SIZE = 3
-# Two readings of one word: the smaller box lies mostly inside the other.
-SAME_WORD_OVERLAP = 0.5
 
 
 def require_tesseract() -> None:
@@ -117,7 +115,7 @@ def _read_upright(image: Image.Image, rotation: int, number: int) -> Page:
     # Read in one block, a lone number beside wide white space comes out as a sign or a letter;
     # read alone, a narrow column loses a dot now and then.
     for x0, y0, x1, y1 in [] if ruled else _white_gap_strips(cleaned, rules):
-        words = _surer_words(words, _words(readable.crop((x0, y0, x1, y1)), offset=(x0, y0)))
+        words = _surer_lines(words, _words(readable.crop((x0, y0, x1, y1)), offset=(x0, y0)), (x0, y0, x1, y1))
     words = _reread_uncertain(readable, words)
     return Page(
         number=number,
@@ -157,27 +155,32 @@ def _reread_uncertain(image: Image.Image, words: list[Word]) -> list[Word]:
     return [better.get(id(word), word) for word in words]
 
 
-def _surer_words(words: list[Word], rereading: list[Word]) -> list[Word]:
-    """``words`` with each word of a second reading put in place of the words of the first it
-    covers, where it reads more surely than they do or covers none."""
-    replaced: set[int] = set()
-    added = []
-    for word in rereading:
-        covered = [index for index, w in enumerate(words) if _overlap(w, word) >= SAME_WORD_OVERLAP]
-        if not covered or word.confidence > max(words[index].confidence for index in covered):
-            replaced.update(covered)
-            added.append(word)
-    return [w for index, w in enumerate(words) if index not in replaced] + added
+def _surer_lines(words: list[Word], strip: list[Word], box: tuple[int, int, int, int]) -> list[Word]:
+    """``words`` with each line of a strip's own reading put in place of the words the page's
+    reading has on that line of the strip, where it reads more surely (its least sure word is
+    surer than theirs) or the page's reading has none there. Lines are compared whole: the two
+    readings may cut the same text into words differently ("1,62 %" as one word or two)."""
+    x0, y0, x1, y1 = box
+    inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 < x1 and y0 <= w.center_y < y1]
+    result = [w for w in words if w not in inside]
+    for line in _lines(strip):
+        top, bottom = min(w.y0 for w in line), max(w.y1 for w in line)
+        same = [w for w in inside if top <= w.center_y <= bottom]
+        if not same or min(w.confidence for w in line) > min(w.confidence for w in same):
+            inside = [w for w in inside if w not in same]
+            result += line
+    return result + inside
 
 
-def _overlap(a: Word, b: Word) -> float:
-    """The share of the smaller of two word boxes that lies inside the other."""
-    width = min(a.x1, b.x1) - max(a.x0, b.x0)
-    height = min(a.y1, b.y1) - max(a.y0, b.y0)
-    if width <= 0 or height <= 0:
-        return 0.0
-    smaller = min((a.x1 - a.x0) * (a.y1 - a.y0), (b.x1 - b.x0) * (b.y1 - b.y0))
-    return width * height / smaller if smaller > 0 else 0.0
+def _lines(words: list[Word]) -> list[list[Word]]:
+    """Words grouped into lines: each joins the line whose vertical span holds its centre."""
+    lines: list[list[Word]] = []
+    for word in sorted(words, key=lambda w: w.center_y):
+        if lines and lines[-1][-1].y0 <= word.center_y <= max(w.y1 for w in lines[-1]):
+            lines[-1].append(word)
+        else:
+            lines.append([word])
+    return lines
 
 
 def _legibility(words: list[Word]) -> float:
