@@ -101,3 +101,15 @@ def test_numbers_under_pale_row_rules_are_read_column_by_column():
     assert [s.number for h in result.shareholders for s in h.shares] == ["1", "2", "3.1", "3.2", "4", "5", "6"]
     _assert_read_as_generated(result, generated)
     assert result.validation.status == "verified"
+
+
+def test_a_section_number_read_uncertainly_is_read_again_enlarged_and_keeps_its_dot():
+    # Read with the page, "1.1" came out as "1" with its dot and last digit lost; read again
+    # on its own at twice the size, it is "1.1".
+    generated = generate_list(5030, company_name="Bench 30 GmbH", capital=CAPITAL, layout="corporate", form="scan_pdf")
+
+    result = parse_shareholder_list(generated.content, capital=CAPITAL, method="rules")
+
+    assert [s.number for s in result.shareholders[0].shares] == ["1.1", "1.2"]
+    _assert_read_as_generated(result, generated)
+    assert result.validation.status == "verified"

@@ -3,6 +3,7 @@ subtotals, ranges, the changes column, lists numbered by entry."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 from orchestration.shareholders.page_layout import Page, Word
@@ -353,3 +354,19 @@ def test_a_section_number_or_a_percentage_that_lost_its_dot_is_read_with_it():
         ("1.3", Decimal("18.6")),
     ]
     assert [s.number for s in second.shares] == ["2"]
+
+
+def test_a_firm_with_letters_a_scan_cannot_tell_apart_is_for_review():
+    # "Koch II Invest GmbH" as OCR reads a sans-serif scan: "II" and "Il" are the same strokes.
+    cells = ["1", "Koch Il Invest GmbH, Sitz: Bonn, Amtsgericht Bonn, HRB 1234", "25.000,00", "100 %", "100 %", ""]
+    scanned = table(RULED, [cells])
+    typed = table(RULED, [cells])
+    typed.pages = [replace(page, source="text_layer") for page in typed.pages]
+
+    from_scan = extract_shareholders(scanned, capital=Decimal("25000"), method="rules")
+    from_text = extract_shareholders(typed, capital=Decimal("25000"), method="rules")
+
+    assert from_scan.validation.status == "needs_review"
+    assert [c.name for c in from_scan.validation.failed] == ["read_confidently"]
+    assert "Koch Il Invest GmbH" in from_scan.low_confidence_cells[0].text
+    assert from_text.validation.status == "verified"

@@ -40,6 +40,7 @@ def test_a_number_cell_with_its_nominal_amount_keeps_the_running_number_apart():
         ("19.814 – 21.438", [("19814", "21438")]),
         ("1 bis 25.000", [("1", "25000")]),
         ("1-25.000", [("1", "25000")]),
+        ("1 bis.11.964", [("1", "11964")]),  # a speck after "bis" read as a dot
         ("1. 3.", [("1", None), ("3", None)]),
         ("3.1", [("3.1", None)]),
         ("l", [("1", None)]),

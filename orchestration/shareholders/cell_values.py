@@ -30,8 +30,9 @@ BARE_PERCENT = re.compile(
     r"(?P<below><\s*1)|(?<![\d.,])(?P<value>\d{1,3}(?:[.,]\d{1,4})?)(?P<star>\s*\*)?(?![\d.,]*\d)"
 )
 _NUMBER = r"\d{1,3}(?:\.\d{3})+|\d+(?:\.\d+)*"
+# "1 – 6.250", "1 bis 25.000", "1 bis.25.000" (a speck after the word read as a dot)
 RANGE = re.compile(
-    rf"(?<![\d.,])(?P<first>{_NUMBER})\s*(?:-|\u2013|\u2014|bis|to|until)\s*(?P<last>{_NUMBER})(?![\d,])", re.I
+    rf"(?<![\d.,])(?P<first>{_NUMBER})\s*(?:-|\u2013|\u2014|(?:bis|to|until)[.,]?)\s*(?P<last>{_NUMBER})(?![\d,])", re.I
 )
 SINGLE = re.compile(rf"(?<![\d.,])(?P<first>{_NUMBER})\.?(?![\d,])")
 BIRTH = re.compile(r"(?P<day>\d{1,2})\.\s?(?P<month>\d{1,2})\.\s?(?P<year>(?:19|20)\d{2})")

@@ -22,11 +22,16 @@ os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 LANGUAGE = "deu"
 # psm 6 reads the page as one block, so a table row stays one line instead of one block per column.
 TEXT_CONFIG = "--psm 6"
-# A number read once more on its own, as one line (psm 7) with a margin of white around it:
-# cut tight, or read as one word (psm 8), a lone digit reads as anything.
-WORD_CONFIG = "--psm 7"
+# A number read once more on its own, with a margin of white around it: as one line (psm 7) and
+# as a block (psm 6), as it is and enlarged, until one reading is sure. Cut tight, or read as one
+# word (psm 8), a lone digit reads as anything; the line reading takes a sign for a digit now and
+# then, the block reading a letter; enlarged, a section number keeps its dot, and a bilevel
+# scan's 5 may turn into a 9. The surest reading stays.
+REREADS = ((1, "--psm 7"), (1, TEXT_CONFIG), (2, "--psm 7"), (2, TEXT_CONFIG))
+REREAD_SURE = 95.0
 REREAD_MARGIN = 20
-REREAD_BELOW = 60.0
+REREAD_BELOW = 60.0  # a short word without digits: maybe a lone digit read as a sign or a letter
+REREAD_NUMBERS_BELOW = 90.0
 MAX_REREADS = 20  # per page, the least certain first: each costs a Tesseract run
 PAGE_TIMEOUT_S = 120
 # Tesseract reads best at about 300 dpi: the short side of an A4 page is 2480 pixels then.
@@ -129,11 +134,16 @@ def _read_upright(image: Image.Image, rotation: int, number: int) -> Page:
 
 
 def _reread_uncertain(image: Image.Image, words: list[Word]) -> list[Word]:
-    """Numbers Tesseract was unsure of, read once more each on its own (as one word, psm 8): read
-    alone, a number loses the neighbours that misled the page's reading. The better reading stays."""
-    # A lone digit beside wide white space is read as a sign or a letter ("=" for 3, "u" for 4).
+    """Numbers Tesseract was unsure of, read once more each on its own (REREADS): read alone, a
+    number loses the neighbours that misled the page's reading ("=" for 3, "u" for 4, "24" for
+    2.1)."""
     uncertain = sorted(
-        (w for w in words if w.confidence < REREAD_BELOW and (any(c.isdigit() for c in w.text) or len(w.text) <= 2)),
+        (
+            w
+            for w in words
+            if (any(c.isdigit() for c in w.text) and w.confidence < REREAD_NUMBERS_BELOW)
+            or (len(w.text) <= 2 and w.confidence < REREAD_BELOW)
+        ),
         key=lambda w: w.confidence,
     )[:MAX_REREADS]
     better: dict[int, Word] = {}
@@ -146,12 +156,18 @@ def _reread_uncertain(image: Image.Image, words: list[Word]) -> list[Word]:
             min(int(word.y1 + pad), image.height),
         )
         framed = ImageOps.expand(image.crop(box), REREAD_MARGIN, fill=255)
-        read = _words(framed, offset=(box[0] - REREAD_MARGIN, box[1] - REREAD_MARGIN), config=WORD_CONFIG)
-        # The margin may take in a neighbour's edge: only what stands where the word stood counts.
-        read = [w for w in read if word.x0 <= (w.x0 + w.x1) / 2 <= word.x1 and word.y0 <= w.center_y <= word.y1]
-        if read and min(w.confidence for w in read) > word.confidence:
-            text = " ".join(w.text for w in sorted(read, key=lambda w: w.x0))
-            better[id(word)] = Word(text, word.x0, word.y0, word.x1, word.y1, min(w.confidence for w in read))
+        offset = (box[0] - REREAD_MARGIN, box[1] - REREAD_MARGIN)
+        for scale, config in REREADS:
+            enlarged = framed.resize((framed.width * scale, framed.height * scale), Image.Resampling.LANCZOS)
+            read = _words(enlarged, offset=offset, config=config, scale=scale)
+            # The margin may take in a neighbour's edge: only what stands where the word stood counts.
+            read = [w for w in read if word.x0 <= (w.x0 + w.x1) / 2 <= word.x1 and word.y0 <= w.center_y <= word.y1]
+            best = better.get(id(word), word)
+            if read and min(w.confidence for w in read) > best.confidence:
+                text = " ".join(w.text for w in sorted(read, key=lambda w: w.x0))
+                better[id(word)] = Word(text, word.x0, word.y0, word.x1, word.y1, min(w.confidence for w in read))
+            if better.get(id(word), word).confidence >= REREAD_SURE:
+                break
     return [better.get(id(word), word) for word in words]
 
 
@@ -189,7 +205,11 @@ def _legibility(words: list[Word]) -> float:
     return confidences[len(confidences) // 2] if confidences else 0.0
 
 
-def _words(image: Image.Image, offset: tuple[float, float] = (0, 0), config: str = TEXT_CONFIG) -> list[Word]:
+def _words(
+    image: Image.Image, offset: tuple[float, float] = (0, 0), config: str = TEXT_CONFIG, scale: int = 1
+) -> list[Word]:
+    """Tesseract's words of an image, their boxes moved by ``offset`` from an image ``scale`` times
+    the size of the page's."""
     try:
         data = _tesseract(
             pytesseract.image_to_data, image, lang=LANGUAGE, config=config, output_type=pytesseract.Output.DICT
@@ -202,10 +222,10 @@ def _words(image: Image.Image, offset: tuple[float, float] = (0, 0), config: str
     return [
         Word(
             text=text.strip(),
-            x0=left + dx,
-            y0=top + dy,
-            x1=left + width + dx,
-            y1=top + height + dy,
+            x0=left / scale + dx,
+            y0=top / scale + dy,
+            x1=(left + width) / scale + dx,
+            y1=(top + height) / scale + dy,
             confidence=float(conf),
         )
         for text, left, top, width, height, conf in zip(

@@ -21,6 +21,9 @@ from orchestration.shareholders.shareholder_list import LowConfidenceCell
 
 # Tesseract's word confidence below which a cell is shown for review.
 LOW_CONFIDENCE = 60.0
+# In a sans-serif scan "II" (a numeral in a firm's name), "Il" and "ll" are the same strokes:
+# OCR picks one by its language model, however sure it says it is.
+LOOKALIKE_LETTERS = re.compile(r"(?<!\w)[Il]{2,}(?!\w)")
 # Words further apart than this many line heights belong to different phrases (cells).
 PHRASE_GAP = 0.5
 # A vertical rule is a column boundary when it runs over this share of the heading's height.
@@ -86,14 +89,18 @@ class Table:
 
     def low_confidence_cells(self) -> list[LowConfidenceCell]:
         """Cells of the columns that carry values (not the free text of changes) that OCR read with a
-        word below LOW_CONFIDENCE: what a person should look at."""
+        word below LOW_CONFIDENCE, or with a word of letters a scan cannot tell apart: what a person
+        should look at."""
         read = {i for i, column in enumerate(self.columns) if column.roles - FREE_TEXT or not column.roles}
+        scanned = {page.number for page in self.pages if page.source == "ocr"}
         lines = [*self.lines, self.total_line] if self.total_line is not None else self.lines
         return [
             LowConfidenceCell(page=line.page, text=cell.text, confidence=round(cell.confidence, 1))
             for line in lines
             for index, cell in sorted(line.cells.items())
-            if index in read and cell.confidence < LOW_CONFIDENCE and re.search(r"\w", cell.text)
+            if index in read
+            and re.search(r"\w", cell.text)
+            and (cell.confidence < LOW_CONFIDENCE or (line.page in scanned and LOOKALIKE_LETTERS.search(cell.text)))
         ]
 
     def as_rows(self) -> list[dict[str, str]]:

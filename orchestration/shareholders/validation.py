@@ -71,7 +71,10 @@ def _read_confidently(extracted: ExtractedList) -> Check:
         cells = "; ".join(
             f"page {c.page}: {c.text!r} ({c.confidence:.0f})" for c in extracted.low_confidence_cells[:10]
         )
-        return _failed(name, [f"{len(extracted.low_confidence_cells)} cells read with low confidence: {cells}"])
+        return _failed(
+            name,
+            [f"{len(extracted.low_confidence_cells)} cells read with low confidence or lookalike letters: {cells}"],
+        )
     return _passed(name, "every cell that carries a value was read with confidence")
 
 
