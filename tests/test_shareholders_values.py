@@ -133,6 +133,7 @@ def test_a_foreign_register_number_after_its_label():
 def test_foreign_register_and_the_luxembourg_form_as_ocr_reads_it():
     text = "Amazon Europe Core S.ä rr.l. mit dem Sitz in Luxemburg, eingetragen im RCS Luxemburg unter B 180022"
     assert firm_name(text) == "Amazon Europe Core S.à r.l."
+    assert firm_name("Stey Beteiligungs S.a r.. mit dem Sitz in Luxemburg") == "Stey Beteiligungs S.à r.l."
     assert seat_of(text) == "Luxemburg"
     assert register_of(text)["register_number"] == "B180022"
     assert register_of(text)["register_country"] == "LU"

@@ -100,8 +100,9 @@ SEAT = re.compile(
     r"(?:registered\s+)?(?:seat|office):?\s+(?:in\s+)?)"
     r"(?P<place>[A-ZÄÖÜ][\w\-]+(?:\s+(?:am|an\s+der|in|im|a\.\s?M\.|bei)\s+[A-ZÄÖÜ][\w\-]+|\s+\([\w\s]+\))?)"
 )
-# OCR's readings of the Luxembourg "S.à r.l." (German models know no "à"): "S.ä r.l.", "S.a rr.l.".
-_SARL = re.compile(r"\bS\.\s?[àaäá]\s?r{1,2}\s?\.\s?l\s?\.", re.IGNORECASE)
+# OCR's readings of the Luxembourg "S.à r.l." (German models know no "à"): "S.ä r.l.", "S.a rr.l.",
+# "S.a r.." (the thin "l" lost), "S.a r.I.".
+_SARL = re.compile(r"\bS\.\s?[àaäá]\s?r{1,2}\s?\.\s?[lI1|]?\s?\.", re.IGNORECASE)
 
 
 def legal_form_in(text: str) -> bool:
