@@ -292,12 +292,15 @@ class Bench:
             f"{status.partitions} partitions; {done[0]} re-parses completed, {done[1]} not; {written} revisions "
             f"written; {due} xml_parsing jobs left due"
         )
-        if (done[0], done[1], status.status) != (ENTITIES, 0, "COMPLETED_SUCCESS"):
+        # The corpus is re-parsed whole, and so are the companies people's searches parsed with
+        # another version before the backfill.
+        if done[0] < ENTITIES or done[1] or status.status != "COMPLETED_SUCCESS":
             raise RuntimeError(
-                f"expected {ENTITIES} completed re-parses and a successful backfill, "
+                f"expected at least {ENTITIES} completed re-parses and a successful backfill, "
                 f"got {done[0]} completed, {done[1]} not, backfill {status.status}"
             )
         return {
+            "reparsed": done[0],
             "seconds": seconds,
             "runs_seconds": status.last_run_ended_at - status.first_run_started_at,
             "fixed_seconds": (status.first_run_started_at - status.started_at)
@@ -373,7 +376,8 @@ def main() -> None:
         noop = bench.backfill("current", PARSER_VERSION, settings, people=True)
         changed = bench.backfill("renaming", CHANGED_VERSION, settings)
     wall_s = noop["seconds"] + changed["seconds"]
-    entities_per_s = 2 * ENTITIES / wall_s
+    reparsed = noop["reparsed"] + changed["reparsed"]
+    entities_per_s = reparsed / wall_s
     tree_peak_mb, tree_peak_process = memory.peak_mb()
     log(
         f"the backfills with {RUN_WORKERS} run workers at once: {entities_per_s:.0f}/s, "
@@ -392,9 +396,7 @@ def main() -> None:
                 "entities_per_s": round(entities_per_s, 1),
                 "parser_only_per_s": round(parser_only_per_s, 1),
                 "ratio": round(entities_per_s / parser_only_per_s, 3),
-                "runs_ratio": round(
-                    2 * ENTITIES / (noop["runs_seconds"] + changed["runs_seconds"]) / parser_only_per_s, 3
-                ),
+                "runs_ratio": round(reparsed / (noop["runs_seconds"] + changed["runs_seconds"]) / parser_only_per_s, 3),
                 "revisions_written_noop": noop["written"],
                 "revisions_written_changed": changed["written"],
                 "expected_changed": len(range(0, ENTITIES, CHANGED_EVERY)),
