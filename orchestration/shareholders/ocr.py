@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from itertools import pairwise
+from itertools import accumulate, pairwise
 
 import cv2
 import numpy as np
@@ -13,7 +13,7 @@ from PIL import Image, ImageFilter, ImageOps
 
 from orchestration.failures import FailureClass, JobError
 from orchestration.shareholders.page_layout import Page, Rule, Word
-from orchestration.shareholders.ruling import find_rules
+from orchestration.shareholders.ruling import BINARY_THRESHOLD, find_rules
 
 # Tesseract's OpenMP threads spin and contend on a busy machine; one thread per process is faster
 # there, and pages are read in parallel processes instead (reading.py).
@@ -53,7 +53,6 @@ MIN_STRIP_SHARE = 0.05
 MIN_TABLE_RULE_SHARE = 0.5
 MIN_COLUMN_GAP_SHARE = 0.02
 MIN_TABLE_COLUMNS = 3
-INK_THRESHOLD = 160
 MIN_INK_PER_COLUMN = 8
 SPECK_SIZE = 3
 
@@ -113,7 +112,7 @@ def _read_upright(image: Image.Image, rotation: int, number: int) -> Page:
     ruled = _column_strips(rules, image.width, image.height)
     for x0, y0, x1, y1 in ruled:
         strip = _words(readable.crop((x0, y0, x1, y1)), offset=(x0, y0))
-        words = [w for w in words if not (x0 <= (w.x0 + w.x1) / 2 < x1 and y0 <= w.center_y < y1)] + strip
+        words = [w for w in words if not _within(w, (x0, y0, x1, y1))] + strip
     # A table ruled only across: its columns read on their own too, where they read more surely.
     # Read in one block, a lone number beside wide white space comes out as a sign or a letter;
     # read alone, a narrow column loses a dot now and then.
@@ -172,10 +171,9 @@ def _read_alone(image: Image.Image, words: list[Word], scale: int) -> list[list[
         framed = ImageOps.expand(image.crop(box), REREAD_MARGIN, fill=255)
         frames.append((box, framed.resize((framed.width * scale, framed.height * scale), Image.Resampling.LANCZOS)))
     sheet = Image.new("L", (max(f.width for _, f in frames), sum(f.height for _, f in frames)), 255)
-    tops = []
-    for _, framed in frames:
-        tops.append(sum(f.height for _, f in frames[: len(tops)]))
-        sheet.paste(framed, (0, tops[-1]))
+    tops = list(accumulate((f.height for _, f in frames[:-1]), initial=0))
+    for (_, framed), top in zip(frames, tops, strict=True):
+        sheet.paste(framed, (0, top))
     read = _words(sheet)
     results = []
     for word, (box, framed), top in zip(words, frames, tops, strict=True):
@@ -204,8 +202,7 @@ def _surer_lines(words: list[Word], strip: list[Word], box: tuple[int, int, int,
     reading has on that line of the strip, where it reads more surely (its least sure word is
     surer than theirs) or the page's reading has none there. Lines are compared whole: the two
     readings may cut the same text into words differently ("1,62 %" as one word or two)."""
-    x0, y0, x1, y1 = box
-    inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 < x1 and y0 <= w.center_y < y1]
+    inside = [w for w in words if _within(w, box)]
     result = [w for w in words if w not in inside]
     for line in _lines(strip):
         top, bottom = min(w.y0 for w in line), max(w.y1 for w in line)
@@ -214,6 +211,12 @@ def _surer_lines(words: list[Word], strip: list[Word], box: tuple[int, int, int,
             inside = [w for w in inside if w not in same]
             result += line
     return result + inside
+
+
+def _within(word: Word, box: tuple[int, int, int, int]) -> bool:
+    """Whether a word's centre lies in a strip of the page."""
+    x0, y0, x1, y1 = box
+    return x0 <= (word.x0 + word.x1) / 2 < x1 and y0 <= word.center_y < y1
 
 
 def _lines(words: list[Word]) -> list[list[Word]]:
@@ -281,7 +284,7 @@ def _white_gap_strips(cleaned: np.ndarray, rules: list[Rule]) -> list[tuple[int,
     if len(across) < 2 or across[-1] - across[0] < height * MIN_STRIP_SHARE:
         return []
     top, bottom = int(across[0]), int(across[-1])
-    ink = (cleaned[top:bottom] < INK_THRESHOLD).astype(np.uint8)
+    ink = (cleaned[top:bottom] < BINARY_THRESHOLD).astype(np.uint8)
     # Specks of scanner noise are a pixel or two: an opening removes them, a letter's strokes stay.
     ink = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((SPECK_SIZE, SPECK_SIZE), np.uint8))
     inked = np.flatnonzero(ink.sum(axis=0) >= MIN_INK_PER_COLUMN)

@@ -263,13 +263,13 @@ def _share_percentages_match_nominal(extracted: ExtractedList, capital: Decimal 
     # A list that gives share rows percentages gives every row one, or "< 1 %" where it is below
     # one: any other row without one is a cell not read.
     problems = [
-        f"shares {_share_label(s)} of {h.name} ({s.nominal * s.count / base * HUNDRED:.2f} %) state no percentage"
+        f"shares {_share_label(s)} of {h.name} ({_share_percentage(s, base):.2f} %) state no percentage"
         for h in extracted.shareholders
         for s in h.shares
-        if s.percentage is None and s.count and s.nominal * s.count / base * HUNDRED >= 1
+        if s.percentage is None and s.count and _share_percentage(s, base) >= 1
     ]
     for holder, share in stated:
-        exact = share.nominal * share.count / base * HUNDRED
+        exact = _share_percentage(share, base)
         if abs(exact - share.percentage) > _rounding_tolerance(share.percentage):
             problems.append(
                 f"shares {_share_label(share)} of {holder.name} are {exact:.4f} %, stated as {share.percentage} %"
@@ -277,6 +277,11 @@ def _share_percentages_match_nominal(extracted: ExtractedList, capital: Decimal 
     if problems:
         return _failed(name, problems)
     return _passed(name, "each share row's stated percentage matches its nominal amount")
+
+
+def _share_percentage(share: Share, base: Decimal) -> Decimal:
+    """The exact share of the capital ``base`` a share row holds, in percent."""
+    return share.nominal * share.count / base * HUNDRED
 
 
 def _share_label(share: Share) -> str:
