@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import sqlalchemy as sa
 
 from orchestration import queue
+from orchestration.court_state import QUERIES as COURT_STATE_QUERIES
 from orchestration.db import queries
 from orchestration.worker import BatchReport, Stage, work_claimed
 
@@ -78,15 +79,16 @@ class StoredDocumentRedo:
     """How a job type redoes the documents it has already stored, for a backfill of courts."""
 
     job_type: str
-    # Entity ids (text) of :courts whose document :parser_version has not completed, in id order.
+    # Entity ids (text) of :courts whose document :parser_version has not completed, in id order:
+    # the companies that keep those courts unsynced (orchestration.court_state).
     unfinished: sa.TextClause
     # Queues parser_change jobs of :parser_version for :entity_ids, each linked to the job it redoes.
     enqueue: sa.TextClause
 
 
-SI_REPARSE = StoredDocumentRedo("xml_parsing", QUERIES["unfinished"], QUERIES["enqueue_reparse"])
+SI_REPARSE = StoredDocumentRedo("xml_parsing", COURT_STATE_QUERIES["si_unfinished"], QUERIES["enqueue_reparse"])
 SHAREHOLDER_LIST_REREAD = StoredDocumentRedo(
-    "shareholder_parsing", QUERIES["unfinished_lists"], QUERIES["enqueue_list_rereads"]
+    "shareholder_parsing", COURT_STATE_QUERIES["shareholder_unfinished"], QUERIES["enqueue_list_rereads"]
 )
 
 
@@ -135,17 +137,7 @@ def reparse_court(
     history.
     """
     with engine.connect() as conn:
-        todo = (
-            conn.execute(
-                redo.unfinished,
-                {
-                    **ReparseScope(courts=(court,)).parameters(),
-                    "parser_version": parser_version,
-                },
-            )
-            .scalars()
-            .all()
-        )
+        todo = conn.execute(redo.unfinished, {"courts": [court], "parser_version": parser_version}).scalars().all()
     result = CourtReparse(court, BatchReport(job_type=stage.job_type, worker_id=worker_id))
     for start in range(0, len(todo), batch_size):
         entity_ids = todo[start : start + batch_size]

@@ -48,34 +48,11 @@ SELECT count(*)
                                                      :parser_version)
            AND j.status IN ('queued', 'running'))
 
--- name: unfinished
--- The ids (text, in order) of the companies in scope whose current document no xml_parsing job of :parser_version has completed.
--- What a backfill of their courts has left to do. A document that failed, or that no job took, is
--- in it; one this version has parsed is not, so re-running a finished court finds nothing to do.
-SELECT e.id::text
-  FROM content.entities e
- WHERE {in_scope}
-   AND NOT EXISTS (SELECT 1 FROM processing.completed_jobs done
-                    WHERE done.entity_id = e.id AND done.type = 'xml_parsing'
-                      AND done.raw_document_id = e.current_si_document_id AND done.parser_version = :parser_version)
- ORDER BY e.id
-
 -- name: newest_list
 -- Part of the queries below: the newest stored shareholder list of company e.
 SELECT d.id FROM content.raw_documents d
  WHERE d.entity_id = e.id AND d.kind = 'shareholder_list'
  ORDER BY d.retrieved_at DESC LIMIT 1
-
--- name: unfinished_lists
--- The ids (text, in order) of the companies of :courts whose newest shareholder list no shareholder_parsing job of :parser_version has completed.
-SELECT e.id::text
-  FROM content.entities e
-  CROSS JOIN LATERAL ({newest_list}) list
- WHERE left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
-   AND NOT EXISTS (SELECT 1 FROM processing.completed_jobs done
-                    WHERE done.entity_id = e.id AND done.type = 'shareholder_parsing'
-                      AND done.raw_document_id = list.id AND done.parser_version = :parser_version)
- ORDER BY e.id
 
 -- name: enqueue_list_rereads
 -- Queue shareholder_parsing jobs of :parser_version for the newest lists of the companies :entity_ids, each linked to the job it redoes.
