@@ -10,10 +10,12 @@ the parse time and hide the per-document cost of the backfill.
 Measured, each a Dagster backfill of company_records over all 173 court partitions, launched
 through the webserver's GraphQL API as the UI's "Launch backfill" button does, worked by the
 runs the daemon launches (the backfill policy makes two runs per run worker; the run queue runs
-RUN_WORKERS backfill runs at once and keeps one slot more for people's runs), and timed from the launch until the backfill has completed:
+RUN_WORKERS backfill runs at once and keeps one slot more for people's runs), and timed from the
+launch until the backfill has completed:
 
 (a) a version bump whose output is unchanged: every document is re-parsed, nothing written;
-(b) a parser change that renames every 10th company: only those get a new revision.
+(b) a parser change that renames every 10th company: only those get a new revision;
+(c) another version bump with unchanged output, while people search (below).
 
 Between the two the webserver and daemon are restarted with the changed parser (what a deploy
 does). In the same run, the plain parser loop (parse_si over the same documents in one process,
@@ -29,18 +31,23 @@ BENCH_LAUNCH_PHASE=0 measures the longest wait.
 
 People during a backfill: with the sample register running, searches are made one after another
 (each opens its first SEARCH_OPENS results), timed from the search row until the search is
-completed and the companies it opened are parsed: IDLE_SEARCHES before the first backfill
-(interactive_no_backfill_p50_s), and as many as fit while the first backfill runs
-(interactive_during_backfill_p50_s, _p95_s, interactive_during_backfill_searches).
+completed and the companies it opened are parsed: IDLE_SEARCHES before backfill (c)
+(interactive_no_backfill_p50_s), and as many as fit while it runs (interactive_during_backfill_p50_s,
+_p95_s, interactive_during_backfill_searches). Every search is of a word no other search used,
+whose first results no other search opened (bench.latency.fresh_queries): each waits for the same
+work, a search, downloads and parses, never for companies parsed already. On a 2-core machine the
+people's runs and the sample register take CPU from the backfill's runs while they search, so (c)
+gives its own runs_ratio_with_people, and runs_ratio is of (a) and (b).
 
-Last line: one JSON object with entities, wall_s (both backfills), runs_launched (Dagster runs
-of both), entities_per_s, parser_only_per_s, ratio, revisions_written_noop,
+Last line: one JSON object with entities, wall_s ((a) and (b)), runs_launched (Dagster runs
+of (a) and (b)), entities_per_s, parser_only_per_s, ratio, revisions_written_noop,
 revisions_written_changed, expected_changed, peak_rss_mb (the largest of this process, the
 webserver, the daemon and every run worker), run_workers, dagster_backfill_id (of the second),
 partitions, backfill_status, launch_phase, and runs_ratio: the ratio over the time from the first
 run's start to the last run's end, which leaves out the waits for the daemon's looks;
-fixed_cost_s (the larger of the two backfills' launch to first run start plus last run end to
-completion) beside daemon_interval_s; and the interactive_* figures above.
+runs_ratio_with_people, the same of (c); fixed_cost_s (the largest of the three backfills' launch
+to first run start plus last run end to completion) beside daemon_interval_s; and the
+interactive_* figures above.
 
     .venv/bin/python -m bench.backfill                       # 100,000 entities, 2 run workers
     BENCH_ENTITIES=10000 BENCH_RUN_WORKERS=1 .venv/bin/python -m bench.backfill
@@ -68,9 +75,9 @@ from bench.common import (
     log,
     peak_rss_mb,
 )
-from bench.latency import p50_p95, search_to_parsed_s
+from bench.latency import fresh_queries, p50_p95, search_to_parsed_s
 from orchestration import devstack, queue
-from orchestration.backfills import backfill_status, launch_backfill, webserver_graphql
+from orchestration.backfills import BACKFILL_STATUS, backfill_status, launch_backfill, webserver_graphql
 from orchestration.courts import register_courts
 from orchestration.db.engine import create_app_engine
 from orchestration.documents import INLINE_LIMIT_BYTES, DocumentStore
@@ -89,19 +96,22 @@ SET_UP_WORKERS = 2
 CHANGED_EVERY = 10
 OLD_VERSION = f"{PARSER_VERSION}-bench-old"
 CHANGED_VERSION = f"{PARSER_VERSION}-bench-changed"
+PEOPLE_VERSION = f"{PARSER_VERSION}-bench-people"
+# The deploys of the renaming parser (BENCH_PARSER) and their versions (bench.backfill_location).
+RENAMING_VERSIONS = {"renaming": CHANGED_VERSION, "people": PEOPLE_VERSION}
 LOCATION_MODULE = "bench.backfill_location"
 IDLE_SEARCHES = int(os.environ.get("BENCH_IDLE_SEARCHES", "5"))
 SEARCH_OPENS = 3
-# Searches go round these keywords, so that they list different companies of the sample register.
-KEYWORDS = ("GmbH", "Bau GmbH", "Werft", "Muster", "KG", "Handel", "Service", "Immobilien")
+# More than fit into a backfill: a search takes seconds.
+SEARCHES = 300
 
 
-def renaming_parse_si(data: bytes, **options):
+def renaming_parse_si(data: bytes, *, version: str = CHANGED_VERSION, **options):
     """The changed parser: it names every 10th company (by register number) differently."""
     record = parse_si(data, **options)
     if int(record.register.number) % CHANGED_EVERY == 0:
         record = record.model_copy(update={"name": f"{record.name} (neu)"})
-    return record.model_copy(update={"parser_version": CHANGED_VERSION})
+    return record.model_copy(update={"parser_version": version})
 
 
 def set_up_run(url: str, documents_dir: str, worker_id: str) -> int:
@@ -165,6 +175,7 @@ class Bench:
         self.url_text = url.render_as_string(hide_password=False)
         self.data_dir = data_dir
         self.engine = create_app_engine(url)
+        self.queries = iter(fresh_queries(SEARCHES, SEARCH_OPENS))
         self.searches = 0
         self.workspace = data_dir / "workspace.yaml"
         self.workspace.write_text(
@@ -241,8 +252,9 @@ class Bench:
 
     def search(self) -> float:
         self.searches += 1
-        seconds = search_to_parsed_s(self.engine, KEYWORDS[self.searches % len(KEYWORDS)], SEARCH_OPENS)
-        log(f"search {self.searches}: parsed after {seconds:.1f}s")
+        query = next(self.queries)
+        seconds = search_to_parsed_s(self.engine, query, SEARCH_OPENS)
+        log(f"search {self.searches} ({query!r}): parsed after {seconds:.1f}s")
         return seconds
 
     def backfill(self, parser: str, parser_version: str, settings: Settings, *, people: bool = False) -> dict:
@@ -271,6 +283,7 @@ class Bench:
                 else:
                     time.sleep(0.5)
             seconds = time.perf_counter() - started
+            log_run_spans(url, backfill_id)
         finally:
             devstack.stop(stack)
         written = self.revisions() - revisions_before
@@ -292,8 +305,7 @@ class Bench:
             f"{status.partitions} partitions; {done[0]} re-parses completed, {done[1]} not; {written} revisions "
             f"written; {due} xml_parsing jobs left due"
         )
-        # The corpus is re-parsed whole, and so are the companies people's searches parsed with
-        # another version before the backfill.
+        # The corpus is re-parsed whole.
         if done[0] < ENTITIES or done[1] or status.status != "COMPLETED_SUCCESS":
             raise RuntimeError(
                 f"expected at least {ENTITIES} completed re-parses and a successful backfill, "
@@ -313,6 +325,19 @@ class Bench:
             "partitions": status.partitions,
             "status": status.status,
         }
+
+
+def log_run_spans(webserver_url: str, backfill_id: str) -> None:
+    """When each run of the backfill ran, from its first run's start: how evenly the runs shared the work."""
+    backfill = webserver_graphql(webserver_url, BACKFILL_STATUS, {"backfillId": backfill_id})[
+        "partitionBackfillOrError"
+    ]
+    spans = sorted(
+        (run["startTime"], run["endTime"]) for run in backfill["runs"] if run["startTime"] and run["endTime"]
+    )
+    if spans:
+        first = spans[0][0]
+        log("runs: " + ", ".join(f"{start - first:.0f}-{end - first:.0f}s" for start, end in spans))
 
 
 def wait_for_location(webserver_url: str) -> None:
@@ -373,8 +398,9 @@ def main() -> None:
     log(f"parser alone: {parser_only_per_s:.0f} documents/s in one process")
 
     with TreeMemory() as memory:
-        noop = bench.backfill("current", PARSER_VERSION, settings, people=True)
+        noop = bench.backfill("current", PARSER_VERSION, settings)
         changed = bench.backfill("renaming", CHANGED_VERSION, settings)
+        people = bench.backfill("people", PEOPLE_VERSION, settings, people=True)
     wall_s = noop["seconds"] + changed["seconds"]
     reparsed = noop["reparsed"] + changed["reparsed"]
     entities_per_s = reparsed / wall_s
@@ -385,8 +411,8 @@ def main() -> None:
         f"largest process {tree_peak_mb} MB ({tree_peak_process})"
     )
     bench.engine.dispose()
-    idle_p50, _ = p50_p95(noop["idle"])
-    during_p50, during_p95 = p50_p95(noop["during"]) if noop["during"] else (None, None)
+    idle_p50, _ = p50_p95(people["idle"])
+    during_p50, during_p95 = p50_p95(people["during"]) if people["during"] else (None, None)
     print(
         json.dumps(
             {
@@ -397,6 +423,7 @@ def main() -> None:
                 "parser_only_per_s": round(parser_only_per_s, 1),
                 "ratio": round(entities_per_s / parser_only_per_s, 3),
                 "runs_ratio": round(reparsed / (noop["runs_seconds"] + changed["runs_seconds"]) / parser_only_per_s, 3),
+                "runs_ratio_with_people": round(people["reparsed"] / people["runs_seconds"] / parser_only_per_s, 3),
                 "revisions_written_noop": noop["written"],
                 "revisions_written_changed": changed["written"],
                 "expected_changed": len(range(0, ENTITIES, CHANGED_EVERY)),
@@ -406,12 +433,12 @@ def main() -> None:
                 "partitions": changed["partitions"],
                 "backfill_status": changed["status"],
                 "launch_phase": LAUNCH_PHASE,
-                "fixed_cost_s": round(max(noop["fixed_seconds"], changed["fixed_seconds"]), 1),
+                "fixed_cost_s": round(max(run["fixed_seconds"] for run in (noop, changed, people)), 1),
                 "daemon_interval_s": DEFAULT_DAEMON_INTERVAL_SECONDS,
                 "interactive_no_backfill_p50_s": round(idle_p50, 2),
                 "interactive_during_backfill_p50_s": during_p50 and round(during_p50, 2),
                 "interactive_during_backfill_p95_s": during_p95 and round(during_p95, 2),
-                "interactive_during_backfill_searches": len(noop["during"]),
+                "interactive_during_backfill_searches": len(people["during"]),
             }
         ),
         flush=True,

@@ -3,11 +3,15 @@ are parsed, timed by the database's clock from the row or job a person's action 
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 import uuid
 
 import sqlalchemy as sa
+
+from orchestration.register.results import SearchMode
+from sample_register.corpus import load_corpus
 
 # Done: the search is completed and each result it opened (the first ``opens``) is parsed.
 SEARCH_DONE = sa.text("""
@@ -65,3 +69,24 @@ def open_to_parsed_s(engine: sa.Engine, entity_id: str, timeout_s: float = 300) 
 def p50_p95(values: list[float]) -> tuple[float, float]:
     ordered = sorted(values)
     return statistics.median(ordered), ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def fresh_queries(count: int, opens: int, *, most_hits: int = 20, seed: int = 2026) -> list[str]:
+    """``count`` one-word searches of the sample register, each of which opens ``opens`` companies
+    that no earlier one opened: what a person waits for is then the same work every time (a
+    search, downloads, parses), not a repeat that finds its companies parsed already. Each word
+    matches between ``opens`` and ``most_hits`` companies, so that no search records hundreds."""
+    corpus = load_corpus()
+    words = sorted({w for c in corpus.companies for w in c.words if w.isalpha() and len(w) >= 4})
+    random.Random(seed).shuffle(words)
+    opened: set[tuple[str, str, str]] = set()
+    queries = []
+    for word in words:
+        hits = corpus.search(word, SearchMode.ALL)
+        first = {c.key for c in hits[:opens]}
+        if opens <= len(hits) <= most_hits and not first & opened:
+            opened |= first
+            queries.append(word)
+            if len(queries) == count:
+                return queries
+    raise ValueError(f"the sample register has only {len(queries)} such searches, not {count}")

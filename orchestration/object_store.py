@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
-import boto3
-
 
 class ObjectStore(Protocol):
     location: str
@@ -106,6 +104,8 @@ def _s3_client():
 
 @lru_cache(maxsize=4)
 def _s3_client_for(_pid: int, _endpoint: str):
+    import boto3  # only where a store is on S3: it adds a sixth of a second to every process's start
+
     return boto3.session.Session().client("s3")
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dagster import ConfigurableIOManager, ConfigurableResource, FilesystemIOManager
-from dagster_aws.s3 import S3PickleIOManager, S3Resource
 from pydantic import Field
 
 from orchestration.documents import DocumentStore
@@ -32,6 +31,9 @@ def ownership_graph_io_manager(settings: Settings) -> ConfigurableIOManager:
     host reads it; otherwise Dagster's filesystem I/O manager under its home, as by default."""
     objects = open_object_store(settings.document_store_location)
     if isinstance(objects, S3ObjectStore):
+        # dagster-aws only where the store is S3: its import takes most of a second of every run's start.
+        from dagster_aws.s3 import S3PickleIOManager, S3Resource
+
         # S3Resource leaves the endpoint and credentials to boto3's AWS_* configuration, as the store does.
         return S3PickleIOManager(
             s3_resource=S3Resource(), s3_bucket=objects.bucket, s3_prefix=f"{objects.prefix}dagster"

@@ -14,7 +14,6 @@ import dagster as dg
 from assets.batch import BATCH_HEAD_TAG
 from assets.retries import retry_tags
 from orchestration import queue
-from orchestration.db.migrate import schema_behind
 from resources.database import DatabaseResource
 from resources.job_queue import JobQueueResource
 from sensors.database import skip_while_database_unavailable
@@ -51,7 +50,10 @@ def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefi
             return dg.SkipReason(f"{in_flight} {job.name} runs in flight (limit {max_in_flight}); waiting for them")
         engine = database.get_engine()
         # Checked at each tick, not when the location loads (which needs no database): runs of
-        # this code against an older schema would fail inside the run.
+        # this code against an older schema would fail inside the run. Imported here: Alembic adds
+        # a third of a second to the start of every run's process, which loads this module.
+        from orchestration.db.migrate import schema_behind
+
         behind = schema_behind(engine)
         if behind:
             return dg.SkipReason(
