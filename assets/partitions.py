@@ -7,6 +7,7 @@ the Backfills page, and a parser change is one backfill over them.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from sqlalchemy.engine import Engine
 
 from assets.batch import BatchCheck, run_checks, work_batch
 from assets.retries import retried_before_claim
+from orchestration import queue
 from orchestration.court_state import (
     EMPTY_FINGERPRINT,
     CourtStateQueries,
@@ -32,10 +34,12 @@ from orchestration.court_state import (
     document_fingerprints,
 )
 from orchestration.courts import CourtSummary, register_courts, run_by_court
-from orchestration.reparse import ReparseCourt, reparse_court
+from orchestration.reparse import CourtReparse, ReparseCourt, reparse_court
 from orchestration.worker import BatchAborted, BatchReport, Stage
 
 register_court_partitions_def = dg.StaticPartitionsDefinition(list(register_courts()))
+# How often a backfill run looks again at a court whose companies other workers were parsing.
+HELD_POLL_SECONDS = 1.0
 # The storage id and data version of a documents partition never reported.
 NO_DOCUMENTS = (None, EMPTY_FINGERPRINT)
 
@@ -188,8 +192,11 @@ def reparse_courts(
     """A backfill run: redo each of its courts with the current code, one materialization per court.
 
     A court with a failed job is not materialized, and the run fails once every court is done, so
-    the Backfills page shows exactly those courts failed, ready to be re-executed. Returns what
-    the run did over all its courts.
+    the Backfills page shows exactly those courts failed, ready to be re-executed. A court some of
+    whose companies other workers are parsing (a person's run, while the backfill runs) is
+    reported once they are done: the run takes up what they leave (a failure re-queued), and waits
+    for them at most a lease, after which a worker that never reported has lost its jobs to the
+    reaper. Returns what the run did over all its courts.
     """
     run_id = context.run.run_id
     touched = BatchReport(job_type=stage.job_type, worker_id=run_id)
@@ -197,7 +204,8 @@ def reparse_courts(
     # The job type's row, read as the step starts; a failure before a court's jobs are claimed
     # retries the step as the row says.
     with retried_before_claim(context, engine, stage.job_type) as job_type:
-        for court in context.partition_keys:
+
+        def redo(court: str) -> CourtReparse:
             try:
                 result = reparse(
                     engine,
@@ -211,27 +219,50 @@ def reparse_courts(
             except BatchAborted as exc:
                 raise dg.Failure(description=f"court {court}: {exc}", allow_retries=False) from exc
             touched.absorb(result.report)
-            summary = CourtSummary.of_report(court, result.report, parsed.written)
+            return result
+
+        def report(result: CourtReparse, held_before: int):
+            summary = CourtSummary.of_report(result.court, result.report, parsed.written)
             # A log line is an event of its own; a court with nothing to redo has only its materialization.
-            if summary.completed or summary.failed or result.held_elsewhere:
+            if summary.completed or summary.failed or held_before:
                 context.log.info(
-                    f"court {court}: {summary.completed} re-parsed, {summary.written} written, failed "
-                    f"{dict(summary.failures_by_class)}, {result.held_elsewhere} held by other workers"
+                    f"court {result.court}: {summary.completed} re-parsed, {summary.written} written, failed "
+                    f"{dict(summary.failures_by_class)}, {held_before} parsed by other workers"
                 )
             if summary.failed:
                 failed.append(summary)
+                return
+            extra = {
+                "parser_version": parsed.code_version,
+                "held_by_other_workers": held_before,
+                "seconds": round(result.report.seconds, 2),
+            }
+            yield from court_events(context, engine, parsed, [summary], {result.court: extra})
+
+        held: dict[str, tuple[CourtReparse, int]] = {}
+        for court in context.partition_keys:
+            result = redo(court)
+            if result.held_elsewhere:
+                held[court] = (result, result.held_elsewhere)
             else:
-                extra = {
-                    "parser_version": parsed.code_version,
-                    "held_by_other_workers": result.held_elsewhere,
-                    "seconds": round(result.report.seconds, 2),
-                }
-                yield from court_events(context, engine, parsed, [summary], {court: extra})
+                yield from report(result, 0)
+        deadline = time.monotonic() + job_type.lease_seconds + queue.REAPER_INTERVAL_SECONDS
+        while held and time.monotonic() < deadline:
+            time.sleep(HELD_POLL_SECONDS)
+            for court, (result, held_before) in list(held.items()):
+                again = redo(court)
+                result.report.absorb(again.report)
+                if not again.held_elsewhere:
+                    del held[court]
+                    yield from report(result, held_before)
     yield from run_checks(engine, parsed.checks, touched, parsed.asset_key)
-    if failed:
+    if failed or held:
+        problems = [f"{s.court} {dict(s.failures_by_class)}" for s in failed] + [
+            f"{court} ({result.held_elsewhere} held by other workers)"
+            for court, (result, _) in held.items()
+        ]
         raise dg.Failure(
-            description=f"{len(failed)} of {len(context.partition_keys)} courts have failed jobs: "
-            + "; ".join(f"{s.court} {dict(s.failures_by_class)}" for s in failed),
+            description=f"{len(problems)} of {len(context.partition_keys)} courts are not done: " + "; ".join(problems),
             metadata={s.court: dg.MetadataValue.json(dict(s.failures_by_class)) for s in failed},
             allow_retries=False,
         )

@@ -21,6 +21,8 @@ from orchestration.db import queries
 from orchestration.failures import FailureClass, JobError
 
 QUERIES = queries.load("queue")
+# How often the lease reaper runs (sensors.jobs): a job whose lease expired is re-queued within this.
+REAPER_INTERVAL_SECONDS = 30
 
 
 @dataclass(frozen=True)

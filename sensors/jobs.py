@@ -103,7 +103,7 @@ def _run_key(instance: dg.DagsterInstance, job_name: str, batch: str, requested:
 
 @dg.sensor(
     name="lease_reaper_sensor",
-    minimum_interval_seconds=30,
+    minimum_interval_seconds=queue.REAPER_INTERVAL_SECONDS,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Fails running jobs whose lease expired (failure class lease_expired), so that the "
     "database re-queues them: the jobs of a run that crashed or was cancelled.",

@@ -5,6 +5,7 @@ company's record."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from decimal import Decimal
 
@@ -22,7 +23,7 @@ from orchestration.documents import DocumentStore
 from orchestration.reparse import ReparseScope, enqueue_reparse
 from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import run_batch
+from orchestration.worker import run_batch, work_claimed
 from orchestration.xjustiz import PARSER_VERSION, parse_si
 from pipeline_helpers import (
     add_entity_with_si,
@@ -32,6 +33,7 @@ from pipeline_helpers import (
     run_court_partitions,
     sample_si_files,
 )
+from process_helpers import wait_until
 from queue_helpers import expire_lease
 from sample_register.shareholder_lists import generate_list
 
@@ -286,6 +288,76 @@ def test_a_court_with_a_failed_reparse_fails_alone_and_re_executing_it_redoes_on
     jobs_before = len(job_rows_all(engine))
     assert court_metadata(materialize_courts("F1103"))["F1103"]["records"] == 0
     assert (len(job_rows_all(engine)), revisions(engine)) == (jobs_before, revisions_before)
+
+
+def held_by_a_person(engine, entity_id: str) -> list[queue.ClaimedJob]:
+    """A person's re-parse of one company, claimed by another worker (their run) and not yet reported."""
+    with engine.begin() as conn:
+        enqueue_reparse(
+            conn,
+            ReparseScope(entity_ids=(entity_id,)),
+            parser_version=NEXT_VERSION,
+            trigger="manual",
+            requested_by=USER,
+            reason="the register entry changed today",
+        )
+        return queue.claim_for_entities(conn, "xml_parsing", [entity_id], NEXT_VERSION, "person-run", 600)
+
+
+def test_a_court_whose_company_a_person_is_parsing_is_materialized_once_that_parse_is_done(
+    engine, store, parsed, monkeypatch
+):
+    deploy_parser(monkeypatch, NEXT_VERSION)
+    munich = [entity for entity in parsed if entity not in list(parsed)[3:]]
+    held = held_by_a_person(engine, munich[0])
+    assert len(held) == 1
+
+    def person_reports_after_the_run_reached_munich():
+        def run_worked_munich():
+            with engine.connect() as conn:
+                return (
+                    conn.execute(
+                        sa.text("""SELECT count(*) FROM processing.processing_jobs
+                                WHERE entity_id = ANY(CAST(:e AS uuid[])) AND trigger = 'parser_change'
+                                  AND status = 'completed'"""),
+                        {"e": munich[1:]},
+                    ).scalar_one()
+                    == 2
+                )
+
+        wait_until(run_worked_munich, 60, "the backfill run to re-parse Munich's other companies")
+        work_claimed(engine, XmlParsingStage(store), "person-run", held, 600)
+
+    person = threading.Thread(target=person_reports_after_the_run_reached_munich)
+    person.start()
+    try:
+        result = materialize_courts(*COURTS)
+    finally:
+        person.join()
+
+    # Munich is materialized, as current: two companies re-parsed by the run, one by the person's.
+    by_court = court_metadata(result)
+    assert (by_court["D2601"]["records"], by_court["D2601"]["held_by_other_workers"]) == (2, 1)
+    assert by_court["D2601"]["unfinished"] == 0 and by_court["F1103"]["records"] == 3
+    jobs = jobs_by_entity(engine, parser_version=NEXT_VERSION)
+    assert {entity: job.status for entity, job in jobs.items()} == dict.fromkeys(parsed, "completed")
+    assert jobs[munich[0]].worker_id == "person-run"
+
+
+def test_a_court_held_by_a_worker_that_never_reports_fails_the_run_after_its_lease(engine, store, parsed, monkeypatch):
+    deploy_parser(monkeypatch, NEXT_VERSION)
+    monkeypatch.setattr(queue, "REAPER_INTERVAL_SECONDS", 0)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE processing.job_types SET lease_seconds = 2 WHERE type = 'xml_parsing'"))
+    munich = [entity for entity in parsed if entity not in list(parsed)[3:]]
+    assert len(held_by_a_person(engine, munich[0])) == 1  # and the person's run dies holding it
+
+    result = materialize_courts(*COURTS, success=False)
+
+    # Berlin is done; Munich is not materialized, and the run says which court waits for whom.
+    assert "F1103" in court_metadata(result) and "D2601" not in court_metadata(result)
+    (failure,) = [e for e in result.all_events if e.is_step_failure]
+    assert "D2601 (1 held by other workers)" in failure.step_failure_data.error.message
 
 
 def job_rows_all(engine) -> list[sa.Row]:
