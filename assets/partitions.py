@@ -28,6 +28,7 @@ from assets.retries import retried_before_claim
 from orchestration import queue
 from orchestration.court_state import (
     EMPTY_FINGERPRINT,
+    CourtState,
     CourtStateQueries,
     court_states,
     courts_of_entities,
@@ -133,6 +134,7 @@ def court_events(
     summaries: Sequence[CourtSummary],
     extra: dict[str, dict[str, Any]] | None = None,
     known_documents: dict[str, tuple] | None = None,
+    states: dict[str, CourtState] | None = None,
 ) -> Iterator[dg.AssetMaterialization | dg.AssetObservation]:
     """What a run tells Dagster about the courts it worked (never one event per entity: each costs ~10 ms).
 
@@ -144,10 +146,12 @@ def court_events(
 
     ``known_documents`` (court -> storage id and data version of its documents' newest event) is
     what a run that reports court after court has looked up already; it is kept up to date here.
+    ``states`` are the courts' states when the caller has just read them.
     """
     courts = [summary.court for summary in summaries]
-    with engine.connect() as conn:
-        states = court_states(conn, parsed.queries, courts, parsed.code_version)
+    if states is None:
+        with engine.connect() as conn:
+            states = court_states(conn, parsed.queries, courts, parsed.code_version)
     current = [court for court in courts if states[court].current]
     known = {} if known_documents is None else known_documents
     # Each lookup costs event-log queries: only a court whose documents differ from what the run
@@ -231,13 +235,23 @@ def reparse_courts(
             touched.absorb(result.report)
             return result
 
-        def report(result: CourtReparse, held_before: int):
-            summary = CourtSummary.of_report(result.court, result.report, parsed.written)
+        def report_if_done(court: str):
+            """Report the court once it is done: failed, or every company current. Until then it
+            stays pending: other workers are parsing some of its companies (a person's open), or
+            documents were stored there while the run worked it."""
+            result, held_before = pending[court]
+            summary = CourtSummary.of_report(court, result.report, parsed.written)
+            if not summary.failed:
+                with engine.connect() as conn:
+                    states = court_states(conn, parsed.queries, [court], parsed.code_version)
+                if not states[court].current:
+                    return
+            del pending[court]
             # A log line is an event of its own (tens of milliseconds in the event log); a court's
             # materialization carries its figures, so only what needs a person's eye is logged.
             if summary.failed or held_before:
                 context.log.info(
-                    f"court {result.court}: {summary.completed} re-parsed, {summary.written} written, failed "
+                    f"court {court}: {summary.completed} re-parsed, {summary.written} written, failed "
                     f"{dict(summary.failures_by_class)}, {held_before} parsed by other workers"
                 )
             if summary.failed:
@@ -248,30 +262,33 @@ def reparse_courts(
                 "held_by_other_workers": held_before,
                 "seconds": round(result.report.seconds, 2),
             }
-            yield from court_events(context, engine, parsed, [summary], {result.court: extra}, known_documents)
+            yield from court_events(
+                context, engine, parsed, [summary], {court: extra}, known_documents=known_documents, states=states
+            )
 
         # The newest documents events of the run's courts, looked up once for all of them.
         known_documents = _latest_documents(context, parsed.documents_key, set(context.partition_keys))
-        held: dict[str, tuple[CourtReparse, int]] = {}
+        pending: dict[str, tuple[CourtReparse, int]] = {}
         for court in context.partition_keys:
             result = redo(court)
-            if result.held_elsewhere:
-                held[court] = (result, result.held_elsewhere)
-            else:
-                yield from report(result, 0)
+            pending[court] = (result, result.held_elsewhere)
+            yield from report_if_done(court)
+        # The run takes up what the other workers leave (a failure re-queued, a document stored
+        # meanwhile); a worker that never reports loses its jobs to the reaper after its lease.
         deadline = time.monotonic() + job_type.lease_seconds + queue.REAPER_INTERVAL_SECONDS
-        while held and time.monotonic() < deadline:
+        while pending and time.monotonic() < deadline:
             time.sleep(HELD_POLL_SECONDS)
-            for court, (result, held_before) in list(held.items()):
+            for court in list(pending):
+                result, held_before = pending[court]
                 again = redo(court)
                 result.report.absorb(again.report)
-                if not again.held_elsewhere:
-                    del held[court]
-                    yield from report(result, held_before)
+                pending[court] = (result, max(held_before, again.held_elsewhere))
+                yield from report_if_done(court)
     yield from run_checks(engine, parsed.checks, touched, parsed.asset_key)
-    if failed or held:
+    if failed or pending:
         problems = [f"{s.court} {dict(s.failures_by_class)}" for s in failed] + [
-            f"{court} ({result.held_elsewhere} held by other workers)" for court, (result, _) in held.items()
+            f"{court} (companies not parsed by this version, {held} held by other workers)"
+            for court, (_, held) in pending.items()
         ]
         raise dg.Failure(
             description=f"{len(problems)} of {len(context.partition_keys)} courts are not done: " + "; ".join(problems),
