@@ -344,6 +344,32 @@ def test_a_court_whose_company_a_person_is_parsing_is_materialized_once_that_par
     assert jobs[munich[0]].worker_id == "person-run"
 
 
+def test_a_document_stored_at_a_court_while_the_run_works_it_is_parsed_before_the_court_is_reported(
+    engine, store, parsed, monkeypatch, samples_dir
+):
+    deploy_parser(monkeypatch, NEXT_VERSION)
+    munich_numbers = [parsed[entity] for entity in list(parsed)[:3]]
+    newcomer = sample_si_files(samples_dir)[6]
+    arrived: list[str] = []
+    parse_next = orchestration.stages.parsing.parse_si
+
+    def parse_while_a_download_stores_another(data: bytes, **options):
+        record = parse_next(data, **options)
+        # A person's download stores a new company at Munich while the run parses Munich's last one.
+        if record.register.number == munich_numbers[-1] and not arrived:
+            arrived.append(add_entity_with_si(engine, store, newcomer.read_bytes(), number="600", court_code="D2601"))
+        return record
+
+    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", parse_while_a_download_stores_another)
+
+    by_court = court_metadata(materialize_courts(*COURTS))
+
+    # Munich is reported once the newcomer is parsed too, by this run, as current.
+    assert arrived and (by_court["D2601"]["records"], by_court["D2601"]["unfinished"]) == (4, 0)
+    newcomer_job = jobs_by_entity(engine, parser_version=NEXT_VERSION)[arrived[0]]
+    assert (newcomer_job.status, newcomer_job.trigger) == ("completed", "parser_change")
+
+
 def test_a_court_held_by_a_worker_that_never_reports_fails_the_run_after_its_lease(engine, store, parsed, monkeypatch):
     deploy_parser(monkeypatch, NEXT_VERSION)
     monkeypatch.setattr(queue, "REAPER_INTERVAL_SECONDS", 0)
