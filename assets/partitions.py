@@ -39,7 +39,7 @@ from orchestration.reparse import CourtReparse, ReparseCourt, reparse_court
 from orchestration.worker import BatchAborted, BatchReport, Stage
 
 register_court_partitions_def = dg.StaticPartitionsDefinition(list(register_courts()))
-# How often a backfill run looks again at a court whose companies other workers were parsing.
+# How often a backfill run looks again at a court that was not current once it had worked it.
 HELD_POLL_SECONDS = 1.0
 # The storage id and data version of a documents partition never reported.
 NO_DOCUMENTS = (None, EMPTY_FINGERPRINT)
@@ -206,11 +206,12 @@ def reparse_courts(
     """A backfill run: redo each of its courts with the current code, one materialization per court.
 
     A court with a failed job is not materialized, and the run fails once every court is done, so
-    the Backfills page shows exactly those courts failed, ready to be re-executed. A court some of
-    whose companies other workers are parsing (a person's run, while the backfill runs) is
-    reported once they are done: the run takes up what they leave (a failure re-queued), and waits
-    for them at most a lease, after which a worker that never reported has lost its jobs to the
-    reaper. Returns what the run did over all its courts.
+    the Backfills page shows exactly those courts failed, ready to be re-executed. A court that is
+    not current once worked (other workers are parsing some of its companies, as a person's run
+    does, or a document was stored there meanwhile) is reported once it is: the run takes up what
+    is left (a failure re-queued, a new document's job), and waits at most a lease and one reaper
+    interval, after which a worker that never reported has lost its jobs to the reaper. Returns
+    what the run did over all its courts.
     """
     run_id = context.run.run_id
     touched = BatchReport(job_type=stage.job_type, worker_id=run_id)
