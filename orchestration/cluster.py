@@ -35,8 +35,8 @@ import yaml
 from sqlalchemy.engine import URL
 
 from orchestration.celery_config import celery_executor_config
-from orchestration.dagster_instance import write_instance_config
-from orchestration.db.engine import dagster_url, ensure_database
+from orchestration.dagster_instance import ensure_storage, write_instance_config
+from orchestration.db.engine import dagster_url
 from orchestration.devstack import PROJECT_ROOT, stop_processes, wait_for_http
 from orchestration.processes import reset_interrupt_signals
 from orchestration.settings import Settings
@@ -290,7 +290,7 @@ def prepare_database(cluster: Cluster) -> None:
     )  # fmt: skip
     settings = Settings(database_url=cluster.env["HREG_DATABASE_URL"])
     storage_url = dagster_url(settings)
-    ensure_database(storage_url)
+    ensure_storage(storage_url)
     for host in ("control", "code-server", *worker_names(cluster)):
         write_instance_config(cluster.home(host) / "dagster_home", storage_url, settings)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 from sqlalchemy.engine import URL
 
+from orchestration.db.engine import ensure_database
 from orchestration.settings import Settings
 
 BACKFILL_TAG = "dagster/backfill"
@@ -17,6 +18,10 @@ BACKFILL_TAG = "dagster/backfill"
 RUN_START_TIMEOUT_SECONDS = 180
 
 
+# Dagster's three storages, by the key of the instance config that names each.
+STORAGE_CLASSES = {"run": "RunStorage", "event_log": "EventLogStorage", "schedule": "ScheduleStorage"}
+
+
 def backfill_run_slots(settings: Settings) -> int:
     """Run slots backfill runs may take at once: all but the people's, and one at least."""
     return max(1, settings.max_concurrent_runs - settings.people_run_slots)
@@ -24,7 +29,20 @@ def backfill_run_slots(settings: Settings) -> int:
 
 def instance_config(dagster_url: URL, settings: Settings) -> dict:
     return {
-        "storage": {"postgres": {"postgres_url": dagster_url.render_as_string(hide_password=False)}},
+        # Dagster's own PostgreSQL storages, whose schema checks are kept once true (dagster_storage).
+        **{
+            f"{kind}_storage": {
+                "module": "orchestration.dagster_storage",
+                "class": storage_class,
+                "config": {
+                    "postgres_url": dagster_url.render_as_string(hide_password=False),
+                    # The tables exist (ensure_storage): otherwise every process that opens the
+                    # instance looks them up first, and the code server opens it for every sensor tick.
+                    "should_autocreate_tables": False,
+                },
+            }
+            for kind, storage_class in STORAGE_CLASSES.items()
+        },
         "run_coordinator": {
             "module": "dagster._core.run_coordinator",
             "class": "QueuedRunCoordinator",
@@ -53,6 +71,16 @@ def instance_config(dagster_url: URL, settings: Settings) -> dict:
         "schedules": {"use_threads": True, "num_workers": 2},
         "telemetry": {"enabled": False},
     }
+
+
+def ensure_storage(dagster_url: URL) -> None:
+    """Dagster's database at ``dagster_url`` with its tables, created when missing."""
+    ensure_database(dagster_url)
+    from dagster_postgres import DagsterPostgresStorage  # Dagster's storage, for the stack's start only
+
+    # Constructed with table creation on, the storage creates what is missing, as every process
+    # would if the instance config let it; it holds no connection afterwards (no pool).
+    DagsterPostgresStorage(dagster_url.render_as_string(hide_password=False), should_autocreate_tables=True)
 
 
 def write_instance_config(dagster_home: Path, dagster_url: URL, settings: Settings) -> Path:

@@ -23,7 +23,7 @@ from typing import BinaryIO
 import httpx
 from sqlalchemy.engine import URL
 
-from orchestration.dagster_instance import RUN_START_TIMEOUT_SECONDS, write_instance_config
+from orchestration.dagster_instance import RUN_START_TIMEOUT_SECONDS, ensure_storage, write_instance_config
 from orchestration.db.engine import app_url, create_app_engine, dagster_url, ensure_database
 from orchestration.db.migrate import upgrade
 from orchestration.settings import Settings
@@ -68,7 +68,7 @@ def prepare(settings: Settings) -> Stack:
     finally:
         engine.dispose()
     storage_url = dagster_url(settings)
-    ensure_database(storage_url)
+    ensure_storage(storage_url)
     write_instance_config(settings.dagster_home, storage_url, settings)
     return Stack(settings=settings, app_url=url, dagster_url=storage_url, dagster_home=settings.dagster_home)
 

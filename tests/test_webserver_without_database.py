@@ -20,7 +20,7 @@ from sqlalchemy.engine import make_url
 
 from orchestration import devstack
 from orchestration.backfills import webserver_graphql
-from orchestration.dagster_instance import write_instance_config
+from orchestration.dagster_instance import ensure_storage, write_instance_config
 from orchestration.db import embedded
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import upgrade
@@ -67,7 +67,7 @@ def stack(server_url, tmp_path):
         database_url=app_url.render_as_string(hide_password=False), data_dir=tmp_path, webserver_port=free_port()
     )
     ensure_database(app_url)
-    ensure_database(storage_url)
+    ensure_storage(storage_url)
     engine = create_app_engine(app_url)
     upgrade(engine, settings)
     engine.dispose()

@@ -1,0 +1,70 @@
+"""Dagster's storage as the stack configures it: tables made once, the catalog asked once.
+
+Every sensor tick opens the instance anew in the code server, and before many calls Dagster's
+storages ask the catalog whether a table or column exists; on a 2-core machine those questions
+took more of the database than the backfill's own events.
+"""
+
+import uuid
+
+import dagster as dg
+import pytest
+import sqlalchemy as sa
+
+from orchestration.dagster_instance import ensure_storage, write_instance_config
+from orchestration.settings import Settings
+
+
+@pytest.fixture
+def instance(server_url, tmp_path):
+    storage_url = server_url.set(database=f"hreg_storage_{uuid.uuid4().hex[:8]}")
+    ensure_storage(storage_url)
+    write_instance_config(tmp_path, storage_url, Settings())
+    try:
+        with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+            yield instance
+    finally:
+        admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{storage_url.database}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def catalog_questions(instance: dg.DagsterInstance) -> list[str]:
+    """The statements the instance's storages send to the catalog from now on."""
+    asked: list[str] = []
+    for storage in (instance.run_storage, instance.event_log_storage, instance.schedule_storage):
+
+        def record(conn, cursor, statement, parameters, context, executemany):
+            if "pg_catalog" in statement:
+                asked.append(statement)
+
+        sa.event.listen(storage._engine, "before_cursor_execute", record)
+    return asked
+
+
+@dg.asset
+def court_figures():
+    return 1
+
+
+def test_a_run_and_the_calls_of_sensor_ticks_ask_the_catalog_only_once_each(instance):
+    asked = catalog_questions(instance)
+
+    def tick_and_run():
+        # What the sensor daemon and a run do over and over: list runs, read and write sensor
+        # state, store a run's events (an asset's among them).
+        instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.QUEUED]))
+        instance.get_runs_count(dg.RunsFilter(job_name="xml_parsing_job"))
+        instance.all_instigator_state()
+        assert dg.materialize([court_figures], instance=instance).success
+
+    tick_and_run()
+    first = len(asked)
+    for _ in range(3):
+        tick_and_run()
+    assert first > 0, "the first calls ask the catalog about the schema"
+    assert len(asked) == first, f"the same calls asked again: {asked[first:][:3]}"
+    # The tables were made before the instance was opened, which then made none.
+    assert instance.get_runs_count() == 4
+    assert instance.get_latest_materialization_event(dg.AssetKey("court_figures")) is not None
