@@ -12,9 +12,15 @@ PRODUCT = ("orchestration", "assets", "resources", "sensors")
 DAGSTER_SIDE = ("dagster", "assets", "resources", "sensors")
 # Where the sample world comes back in: the command that serves it imports it where it runs.
 SAMPLE_WORLD_ENTRANCES = {("orchestration/cli/register.py", "sample_register")}
-# The core modules that assemble Dagster: the code location from the Dagster side, and the Celery
-# app of dagster-celery that a worker host runs.
-DAGSTER_ASSEMBLY = {"orchestration/definitions.py", "orchestration/celery_app.py"}
+# The core modules that assemble Dagster: the code location from the Dagster side, the Celery
+# app of dagster-celery that a worker host runs, and Dagster's instance (its config, and the
+# storages that config names).
+DAGSTER_ASSEMBLY = {
+    "orchestration/definitions.py",
+    "orchestration/celery_app.py",
+    "orchestration/dagster_instance.py",
+    "orchestration/dagster_storage.py",
+}
 
 
 def imports(path: Path) -> list[tuple[str, str | None]]:
