@@ -41,7 +41,7 @@ def kept_once_true(check: Check) -> Check:
     return kept  # type: ignore[return-value]
 
 
-class KeptSchemaChecks:
+class FromInstanceConfig:
     """Built from the instance config as the storage it is mixed into would be (whose own
     from_config_value builds its base class by name)."""
 
@@ -55,7 +55,7 @@ class KeptSchemaChecks:
         )
 
 
-class RunStorage(KeptSchemaChecks, PostgresRunStorage):
+class RunStorage(FromInstanceConfig, PostgresRunStorage):
     has_run_stats_index_cols = kept_once_true(PostgresRunStorage.has_run_stats_index_cols)
     has_bulk_actions_selector_cols = kept_once_true(PostgresRunStorage.has_bulk_actions_selector_cols)
     has_backfill_id_column = kept_once_true(PostgresRunStorage.has_backfill_id_column)
@@ -63,12 +63,12 @@ class RunStorage(KeptSchemaChecks, PostgresRunStorage):
     has_backfill_tags_table = kept_once_true(PostgresRunStorage.has_backfill_tags_table)
 
 
-class EventLogStorage(KeptSchemaChecks, PostgresEventLogStorage):
+class EventLogStorage(FromInstanceConfig, PostgresEventLogStorage):
     has_table = kept_once_true(PostgresEventLogStorage.has_table)
     _has_asset_key_col_on_connection = kept_once_true(PostgresEventLogStorage._has_asset_key_col_on_connection)
 
 
-class ScheduleStorage(KeptSchemaChecks, PostgresScheduleStorage):
+class ScheduleStorage(FromInstanceConfig, PostgresScheduleStorage):
     has_instigators_table = kept_once_true(PostgresScheduleStorage.has_instigators_table)
     _has_instigators_table = kept_once_true(PostgresScheduleStorage._has_instigators_table)
     _has_asset_daemon_asset_evaluations_table = kept_once_true(

@@ -65,6 +65,6 @@ def test_a_run_and_the_calls_of_sensor_ticks_ask_the_catalog_only_once_each(inst
         tick_and_run()
     assert first > 0, "the first calls ask the catalog about the schema"
     assert len(asked) == first, f"the same calls asked again: {asked[first:][:3]}"
-    # The tables were made before the instance was opened, which then made none.
+    # The instance, which may not create tables, stored everything in those ensure_storage made.
     assert instance.get_runs_count() == 4
     assert instance.get_latest_materialization_event(dg.AssetKey("court_figures")) is not None
