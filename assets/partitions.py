@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections import Counter
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
+import sqlalchemy as sa
 from dagster._core.definitions.data_version import (
     CODE_VERSION_TAG,
     DATA_VERSION_IS_USER_PROVIDED_TAG,
@@ -20,6 +22,12 @@ from dagster._core.definitions.data_version import (
     NULL_EVENT_POINTER,
     get_input_data_version_tag,
     get_input_event_pointer_tag,
+)
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+    BACKFILL_ID_TAG,
+    PARTITION_NAME_TAG,
 )
 from sqlalchemy.engine import Engine
 
@@ -30,6 +38,7 @@ from orchestration.court_state import (
     EMPTY_FINGERPRINT,
     CourtState,
     CourtStateQueries,
+    court_failures,
     court_states,
     courts_of_entities,
     document_fingerprints,
@@ -43,20 +52,55 @@ register_court_partitions_def = dg.StaticPartitionsDefinition(list(register_cour
 HELD_POLL_SECONDS = 1.0
 # The storage id and data version of a documents partition never reported.
 NO_DOCUMENTS = (None, EMPTY_FINGERPRINT)
+# A backfill's runs in these states may have courts left that another of its runs can help with.
+UNFINISHED_RUN_STATUSES = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+]
 
 
 def courts_per_backfill_run(run_slots: int) -> int:
-    """Courts one backfill run re-parses at most: a backfill of every court makes two runs per
-    run slot that backfill runs may take at once (6 with the defaults: 3 of 4 slots). Each run
-    starts a process that loads the code (seconds of CPU) and waits for the run queue, so few runs
-    keep that cost small against the work; two per slot let a slot whose courts were small take
-    another run while a large court keeps the other busy."""
-    return math.ceil(len(register_courts()) / (2 * run_slots))
+    """Courts one backfill run re-parses at most: a backfill of every court makes one run per run
+    slot that backfill runs may take at once (3 with the defaults: 3 of 4 slots), which all start
+    as the backfill does. A run that is done with its courts helps the others with theirs
+    (reparse_courts), so a run whose courts were small does not leave its slot idle; more runs
+    would each start a process that loads the code (seconds of CPU) and wait for a free slot."""
+    return math.ceil(len(register_courts()) / run_slots)
 
 
 def court_backfill_policy(run_slots: int) -> dg.BackfillPolicy:
     """Backfills of the court partitions, whose runs may take ``run_slots`` run slots at once."""
     return dg.BackfillPolicy.multi_run(max_partitions_per_run=courts_per_backfill_run(run_slots))
+
+
+def courts_of_run(tags: Mapping[str, str]) -> Sequence[str]:
+    """The court partitions a run works, by its tags: a range (a multi-run backfill's) or one court."""
+    if ASSET_PARTITION_RANGE_START_TAG in tags:
+        keys = dg.PartitionKeyRange(tags[ASSET_PARTITION_RANGE_START_TAG], tags[ASSET_PARTITION_RANGE_END_TAG])
+        return register_court_partitions_def.get_partition_keys_in_range(keys)
+    return [tags[PARTITION_NAME_TAG]] if PARTITION_NAME_TAG in tags else []
+
+
+def courts_of_other_runs(context: dg.AssetExecutionContext) -> list[Sequence[str]]:
+    """The courts of each unfinished other run of this run's backfill, the runs in court order from
+    the one after this run's courts on, so that runs done at once start helping different runs."""
+    backfill_id = context.run.tags.get(BACKFILL_ID_TAG)
+    if backfill_id is None:
+        return []
+    runs = context.instance.get_runs(
+        dg.RunsFilter(tags={BACKFILL_ID_TAG: backfill_id}, statuses=UNFINISHED_RUN_STATUSES)
+    )
+    position = {court: index for index, court in enumerate(register_courts())}
+    others = sorted(
+        (courts for run in runs if run.run_id != context.run.run_id and (courts := courts_of_run(run.tags))),
+        key=lambda courts: position[courts[0]],
+    )
+    mine = position[context.partition_keys[0]]
+    return [courts for courts in others if position[courts[0]] > mine] + [
+        courts for courts in others if position[courts[0]] < mine
+    ]
 
 
 def court_metadata(summary: CourtSummary, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -220,7 +264,7 @@ def reparse_courts(
     # retries the step as the row says.
     with retried_before_claim(context, engine, stage.job_type) as job_type:
 
-        def redo(court: str) -> CourtReparse:
+        def redo(court: str, *, backward: bool = False) -> CourtReparse:
             try:
                 result = reparse(
                     engine,
@@ -230,6 +274,10 @@ def reparse_courts(
                     parser_version=parsed.code_version,
                     batch_size=job_type.batch_size,
                     lease_seconds=job_type.lease_seconds,
+                    # A helper leaves every failed document to the court's owner: the owner tries
+                    # a failure from before its run once more, and reports the court failed on one since.
+                    since=None if backward else since,
+                    backward=backward,
                 )
             except BatchAborted as exc:
                 raise dg.Failure(description=f"court {court}: {exc}", allow_retries=False) from exc
@@ -237,17 +285,22 @@ def reparse_courts(
             return result
 
         def report_if_done(court: str):
-            """Report the court once it is done: failed, or every company current. Until then it
-            stays pending: other workers are parsing some of its companies (a person's open), or
-            documents were stored there while the run worked it."""
+            """Report the court once it is done: every company current, or failed for good since
+            the run began, by any worker (this run's failures and those of runs that helped it).
+            Until then it stays pending: other workers are parsing some of its companies (a
+            person's open), or documents were stored there while the run worked it."""
             result, held_before = pending[court]
-            summary = CourtSummary.of_report(court, result.report, parsed.written)
-            if not summary.failed:
-                with engine.connect() as conn:
-                    states = court_states(conn, parsed.queries, [court], parsed.code_version)
-                if not states[court].current:
-                    return
+            with engine.connect() as conn:
+                states = court_states(conn, parsed.queries, [court], parsed.code_version)
+                failures = (
+                    Counter()
+                    if states[court].current
+                    else court_failures(conn, parsed.queries, [court], parsed.code_version, since)[court]
+                )
+            if states[court].unfinished > failures.total():
+                return
             del pending[court]
+            summary = CourtSummary(court, result.report.completed, result.report.totals[parsed.written], failures)
             # A log line is an event of its own (tens of milliseconds in the event log); a court's
             # materialization carries its figures, so only what needs a person's eye is logged.
             if summary.failed or held_before:
@@ -267,6 +320,9 @@ def reparse_courts(
                 context, engine, parsed, [summary], {court: extra}, known_documents=known_documents, states=states
             )
 
+        # A document that failed for good from now on is not tried again by this run.
+        with engine.connect() as conn:
+            since = conn.execute(sa.select(sa.func.now())).scalar_one()
         # The newest documents events of the run's courts, looked up once for all of them.
         known_documents = _latest_documents(context, parsed.documents_key, set(context.partition_keys))
         pending: dict[str, tuple[CourtReparse, int]] = {}
@@ -274,6 +330,21 @@ def reparse_courts(
             result = redo(court)
             pending[court] = (result, result.held_elsewhere)
             yield from report_if_done(court)
+        # Done with its own courts, the run helps the backfill's other runs with theirs: each from
+        # its last company backward, until it meets that run's own progress. Those runs report
+        # their courts; the companies parsed here count in this run's checks.
+        helped: dict[str, int] = {}
+        for courts in courts_of_other_runs(context):
+            for court in reversed(courts):
+                help_given = redo(court, backward=True)
+                if help_given.report.claimed:
+                    helped[court] = help_given.report.claimed
+                if help_given.caught_up:
+                    break
+        if helped:
+            context.log.info(
+                f"helped the backfill's other runs: {sum(helped.values())} companies of {len(helped)} courts"
+            )
         # The run takes up what the other workers leave (a failure re-queued, a document stored
         # meanwhile); a worker that never reports loses its jobs to the reaper after its lease.
         deadline = time.monotonic() + job_type.lease_seconds + queue.REAPER_INTERVAL_SECONDS

@@ -9,7 +9,7 @@ the parse time and hide the per-document cost of the backfill.
 
 Measured, each a Dagster backfill of company_records over all 173 court partitions, launched
 through the webserver's GraphQL API as the UI's "Launch backfill" button does, worked by the
-runs the daemon launches (the backfill policy makes two runs per run worker; the run queue runs
+runs the daemon launches (the backfill policy makes one run per run worker; the run queue runs
 RUN_WORKERS backfill runs at once and keeps one slot more for people's runs), and timed from the
 launch until the backfill has completed:
 

@@ -10,8 +10,10 @@ data version, the newest records as its own.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import sqlalchemy as sa
 
@@ -37,14 +39,19 @@ class CourtState:
 
 @dataclass(frozen=True)
 class CourtStateQueries:
-    """The queries of one parsed asset: its courts' states and its input's fingerprints."""
+    """The queries of one parsed asset: its courts' states, their failures and its input's fingerprints."""
 
     states: sa.TextClause
+    failures: sa.TextClause
     document_fingerprints: sa.TextClause
 
 
-SI_RECORDS = CourtStateQueries(QUERIES["si_court_states"], QUERIES["si_document_fingerprints"])
-SHAREHOLDER_RECORDS = CourtStateQueries(QUERIES["shareholder_court_states"], QUERIES["shareholder_list_fingerprints"])
+SI_RECORDS = CourtStateQueries(
+    QUERIES["si_court_states"], QUERIES["si_court_failures"], QUERIES["si_document_fingerprints"]
+)
+SHAREHOLDER_RECORDS = CourtStateQueries(
+    QUERIES["shareholder_court_states"], QUERIES["shareholder_court_failures"], QUERIES["shareholder_list_fingerprints"]
+)
 
 
 def court_states(
@@ -55,6 +62,19 @@ def court_states(
     for row in conn.execute(queries.states, {"courts": list(courts), "parser_version": parser_version}):
         states[row.court] = CourtState(row.court, row.unfinished, row.documents, row.records)
     return states
+
+
+def court_failures(
+    conn: sa.Connection, queries: CourtStateQueries, courts: Sequence[str], parser_version: str, since: datetime
+) -> dict[str, Counter]:
+    """Per court of ``courts``, by failure class, its unfinished companies whose document a job of
+    ``parser_version`` has failed for good since ``since``: what keeps a court unsynced until a
+    person looks at it, rather than work still under way."""
+    failures = {court: Counter() for court in courts}
+    parameters = {"courts": list(courts), "parser_version": parser_version, "since": since}
+    for row in conn.execute(queries.failures, parameters):
+        failures[row.court][row.failure_class] += row.companies
+    return failures
 
 
 def document_fingerprints(conn: sa.Connection, queries: CourtStateQueries, courts: Sequence[str]) -> dict[str, str]:

@@ -16,7 +16,6 @@ from importlib import resources
 import sqlalchemy as sa
 
 from orchestration.db import queries
-from orchestration.worker import BatchReport
 
 QUERIES = queries.load("courts")
 
@@ -45,11 +44,6 @@ class CourtSummary:
     @property
     def failed(self) -> int:
         return sum(self.failures_by_class.values())
-
-    @classmethod
-    def of_report(cls, court: str, report: BatchReport, written: str) -> CourtSummary:
-        """The summary of a batch report that covers one court only."""
-        return cls(court, report.completed, report.totals[written], Counter(report.failures_by_class))
 
 
 def run_by_court(conn: sa.Connection, run_id: str, job_type: str, written: str) -> dict[str, CourtSummary]:

@@ -79,8 +79,9 @@ class StoredDocumentRedo:
     """How a job type redoes the documents it has already stored, for a backfill of courts."""
 
     job_type: str
-    # Entity ids (text) of :courts whose document :parser_version has not completed, in id order:
-    # the companies that keep those courts unsynced (orchestration.court_state).
+    # Entity ids (text) of :courts (among :entity_ids unless NULL) whose document :parser_version
+    # has not completed nor failed for good since :since, in id order: the companies that keep
+    # those courts unsynced (orchestration.court_state) that a worker may take up.
     unfinished: sa.TextClause
     # Queues parser_change jobs of :parser_version for :entity_ids, each linked to the job it redoes.
     enqueue: sa.TextClause
@@ -100,6 +101,8 @@ class CourtReparse:
     report: BatchReport
     # Documents whose job another worker held (queued or running there), left to it.
     held_elsewhere: int = 0
+    # Walking backward, the worker reached documents another worker had taken or done already.
+    caught_up: bool = False
 
 
 class ReparseCourt(Protocol):
@@ -115,6 +118,8 @@ class ReparseCourt(Protocol):
         parser_version: str,
         batch_size: int,
         lease_seconds: int,
+        since: datetime | None,
+        backward: bool = False,
     ) -> CourtReparse: ...
 
 
@@ -127,6 +132,8 @@ def reparse_court(
     parser_version: str,
     batch_size: int,
     lease_seconds: int,
+    since: datetime | None,
+    backward: bool = False,
     redo: StoredDocumentRedo = SI_REPARSE,
 ) -> CourtReparse:
     """Redo the stored documents of one register court that this parser version has not done.
@@ -134,14 +141,24 @@ def reparse_court(
     Each batch is queued as parser_change jobs (linked to the jobs they redo) and claimed by this
     worker in the same transaction, so no sensor run ever sees them queued; then they are worked
     like any claimed batch: new revisions only for changed content, every attempt in the step
-    history.
+    history. A batch leaves out what another worker has parsed since the court's list was read.
+    A document whose job of this version failed for good ``since`` (None: at any time) is left
+    as it is: the run that owns the court tries an earlier failure once more, and reports it.
+
+    The court's owner walks its companies forward. A worker helping it walks them ``backward``
+    and stops at the first batch it finds taken or done (``caught_up``): there the two have met,
+    and the owner has the rest.
     """
+    parameters = {"courts": [court], "parser_version": parser_version, "since": since}
     with engine.connect() as conn:
-        todo = conn.execute(redo.unfinished, {"courts": [court], "parser_version": parser_version}).scalars().all()
-    result = CourtReparse(court, BatchReport(job_type=stage.job_type, worker_id=worker_id))
-    for start in range(0, len(todo), batch_size):
-        entity_ids = todo[start : start + batch_size]
+        todo = conn.execute(redo.unfinished, {**parameters, "entity_ids": None}).scalars().all()
+    report = BatchReport(job_type=stage.job_type, worker_id=worker_id)
+    result = CourtReparse(court, report, caught_up=backward and not todo)
+    starts = range(0, len(todo), batch_size)
+    for start in reversed(starts) if backward else starts:
+        batch = todo[start : start + batch_size]
         with engine.begin() as conn:
+            entity_ids = conn.execute(redo.unfinished, {**parameters, "entity_ids": batch}).scalars().all()
             conn.execute(
                 redo.enqueue,
                 {
@@ -155,5 +172,8 @@ def reparse_court(
             )
             jobs = queue.claim_for_entities(conn, redo.job_type, entity_ids, parser_version, worker_id, lease_seconds)
         result.held_elsewhere += len(entity_ids) - len(jobs)
+        if backward and not jobs:
+            result.caught_up = True
+            break
         result.report.absorb(work_claimed(engine, stage, worker_id, jobs, lease_seconds))
     return result

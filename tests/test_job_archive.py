@@ -195,7 +195,7 @@ def test_a_document_an_archived_job_parsed_leaves_its_court_current_and_nothing_
     with as_role(engine, "hreg_worker") as conn:
         assert court_states(conn, SI_RECORDS, [court], PARSER_VERSION)[court].unfinished == 0
         assert court_states(conn, SI_RECORDS, [court], "another version")[court].unfinished == 1
-        scope = {"courts": [court], "parser_version": PARSER_VERSION}
+        scope = {"courts": [court], "entity_ids": None, "since": None, "parser_version": PARSER_VERSION}
         assert conn.execute(SI_REPARSE.unfinished, scope).scalars().all() == []
         scope["parser_version"] = "another version"
         assert conn.execute(SI_REPARSE.unfinished, scope).scalars().all() == [entity_id]

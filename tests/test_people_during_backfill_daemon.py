@@ -2,12 +2,14 @@
 
 Stored SI documents (the samples cloned with other register numbers, filed at every court as a
 register spreads them) were parsed by an older parser version; the code location runs the
-current one. `hreg reparse --backfill` launches the backfill of every court: two runs per run slot
-that backfill runs may take, all slots but HREG_PEOPLE_RUN_SLOTS. A person's search made while
-they hold those slots is requested by the job sensor's next tick and gets the free slot at the run
-queue's next look, ahead of the backfill runs still waiting. Every fact asserted is read from what
-Dagster and the job table recorded (run records, run events, sensor ticks,
-processing.processing_jobs), not timed by the test.
+current one, and scanned shareholder lists were stored that no reader has read. A deploy of both
+readers: the backfill of the shareholder data over every court takes one run per run slot that
+backfill runs may take (all slots but HREG_PEOPLE_RUN_SLOTS), which read the scans for a minute or
+more; `hreg reparse --backfill` then launches the backfill of the company records, whose runs wait
+for those slots. A person's search made while the backfills hold them is requested by the job
+sensor's next tick and gets the free slot at the run queue's next look, ahead of the backfill runs
+still waiting. Every fact asserted is read from what Dagster and the job table recorded (run
+records, run events, sensor ticks, processing.processing_jobs), not timed by the test.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import math
 import re
 import time
 import uuid
+from decimal import Decimal
 
 import dagster as dg
 import pytest
@@ -25,7 +28,9 @@ from click.testing import CliRunner
 from bench.common import iter_cloned_documents, load_entities
 from database_helpers import fresh_database
 from orchestration import devstack
+from orchestration.backfills import launch_backfill
 from orchestration.cli import main
+from orchestration.courts import register_courts
 from orchestration.dagster_instance import BACKFILL_TAG, backfill_run_slots, instance_config
 from orchestration.db.engine import create_app_engine
 from orchestration.definitions import SENSOR_INTERVAL_SECONDS
@@ -34,6 +39,7 @@ from orchestration.settings import Settings
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.worker import run_batches
 from process_helpers import free_port, wait_until
+from sample_register.shareholder_lists import generate_list
 from webserver_helpers import LOCATION, backfill_state, graphql, wait_for_code_location
 
 pytestmark = pytest.mark.slow
@@ -42,6 +48,9 @@ OLD_VERSION = "0.9.0"
 # Companies whose documents the backfill re-parses, spread over the courts as in a register
 # (the largest court holds a few percent of them): every backfill run has courts with work.
 ENTITIES = 1000
+# Scanned lists the shareholder backfill reads (seconds of OCR each): its runs hold their slots
+# for a minute or more.
+SCANNED_LISTS = 24
 SENSOR = "basic_discovery_sensor"
 TICKS = """
 query Ticks($selector: SensorSelector!, $after: Float, $before: Float) {
@@ -73,6 +82,7 @@ def stack(server_url, template_url, tmp_path_factory):
         documents = iter_cloned_documents(ENTITIES, max_bytes=INLINE_LIMIT_BYTES, spread_over_courts=True)
         load_entities(engine, store, documents)
         assert run_batches(engine, XmlParsingStage(store), "old-parser", max_batches=1000).completed == ENTITIES
+        store_unread_scans(engine, store)
         stack = devstack.prepare(settings)  # deploying the current code writes its version to the job types
         log_dir = data_dir / "logs"
         try:
@@ -85,6 +95,15 @@ def stack(server_url, template_url, tmp_path_factory):
             engine.dispose()
             for log_file in sorted(log_dir.glob("*.log")):
                 print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-3000:]}")
+
+
+def store_unread_scans(engine, store: DocumentStore) -> None:
+    """SCANNED_LISTS scanned shareholder lists, of companies spread over the courts, stored unread."""
+    with engine.begin() as conn:
+        companies = conn.execute(sa.text("SELECT id::text, name FROM content.entities ORDER BY court_code, id")).all()
+        for seed, company in enumerate(companies[:: len(companies) // SCANNED_LISTS][:SCANNED_LISTS]):
+            scan = generate_list(seed, company_name=company.name, capital=Decimal("25000"), form="scan_pdf")
+            store.store(conn, scan.content, kind="shareholder_list", media_type=scan.media_type, entity_id=company.id)
 
 
 def slot_taken_at(instance: dg.DagsterInstance, run_id: str) -> float:
@@ -128,19 +147,26 @@ def test_a_search_during_a_backfill_of_every_court_gets_the_free_run_slot_at_the
     allowed = backfill_run_slots(settings)
     assert allowed < settings.max_concurrent_runs  # with the defaults: 3 of 4 run slots
 
+    # The shareholder lists' backfill first: its runs hold the slots while they read the scans.
+    shareholders_backfill_id = launch_backfill(stack.webserver_url, ["shareholders"], list(register_courts()))
+
+    def runs_of(backfill: str) -> list[str]:
+        return [run["status"] for run in backfill_state(stack, backfill)["runs"]]
+
+    wait_until(lambda: runs_of(shareholders_backfill_id), 120, "the shareholder backfill's runs")
     launched = CliRunner().invoke(
         main, ["reparse", "--backfill", "--webserver", stack.webserver_url, "--reason", "new parser version"]
     )
     assert launched.exit_code == 0, launched.output
     backfill_id = re.search(r"launched backfill (\w+) of company_records over 173 courts", launched.output).group(1)
 
-    # The person searches once the backfill's runs hold every slot they may take (a run holds
-    # its slot from its launch: STARTING, then STARTED).
+    # The person searches once the first backfill's runs hold every slot backfills may take (a run
+    # holds its slot from its launch: STARTING, then STARTED) and the second's runs wait for them.
     def backfill_runs_holding_slots():
-        statuses = [run["status"] for run in backfill_state(stack, backfill_id)["runs"]]
-        return sum(status in ("STARTING", "STARTED") for status in statuses) == allowed
+        holding = sum(status in ("STARTING", "STARTED") for status in runs_of(shareholders_backfill_id))
+        return holding == allowed and "QUEUED" in runs_of(backfill_id)
 
-    wait_until(backfill_runs_holding_slots, 300, f"{allowed} backfill runs to hold their run slots")
+    wait_until(backfill_runs_holding_slots, 300, f"{allowed} backfill runs to hold their run slots, others waiting")
     with engine.begin() as conn:
         search_id = conn.execute(
             sa.text("INSERT INTO public.searches (user_id, query, mode) VALUES (:u, 'GmbH', 'all') RETURNING id"),
@@ -162,7 +188,11 @@ def test_a_search_during_a_backfill_of_every_court_gets_the_free_run_slot_at_the
         now = time.time()
         person = instance.get_run_record_by_id(job.worker_id)
         person_slot = slot_taken_at(instance, job.worker_id)
-        records = instance.get_run_records(dg.RunsFilter(tags={BACKFILL_TAG: backfill_id}))
+        records = [
+            record
+            for backfill in (backfill_id, shareholders_backfill_id)
+            for record in instance.get_run_records(dg.RunsFilter(tags={BACKFILL_TAG: backfill}))
+        ]
         # Each backfill run: queued, slot taken, launch returned, slot freed (now for a run still going).
         backfill_runs = [
             (

@@ -6,13 +6,14 @@ company's record."""
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from decimal import Decimal
 
 import dagster as dg
 import pytest
 import sqlalchemy as sa
-from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG, BACKFILL_ID_TAG
 
 import assets.company_records
 import assets.shareholders
@@ -342,6 +343,75 @@ def test_a_court_whose_company_a_person_is_parsing_is_materialized_once_that_par
     jobs = jobs_by_entity(engine, parser_version=NEXT_VERSION)
     assert {entity: job.status for entity, job in jobs.items()} == dict.fromkeys(parsed, "completed")
     assert jobs[munich[0]].worker_id == "person-run"
+
+
+def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves_the_court_to_it(
+    engine, store, parsed, monkeypatch
+):
+    deploy_parser(monkeypatch, NEXT_VERSION)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE processing.job_types SET batch_size = 1 WHERE type = 'xml_parsing'"))
+    berlin = sorted(list(parsed)[3:])  # in the order a run walks a court's companies (their ids)
+    berlin_numbers = {parsed[entity] for entity in berlin}
+    # Berlin's last document cannot be parsed by the new version.
+    parse_next = failing_parse(KeyError("rechtsform"), parsed[berlin[-1]])
+
+    def slow_at_berlin(data: bytes, **options):
+        record = parse_si(data)
+        if record.register.number in berlin_numbers:
+            time.sleep(1.5)
+        return parse_next(data, **options)
+
+    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", slow_at_berlin)
+
+    def berlin_started():
+        with engine.connect() as conn:
+            return conn.execute(
+                sa.text("""SELECT count(*) FROM processing.processing_jobs
+                        WHERE entity_id = ANY(CAST(:e AS uuid[])) AND trigger = 'parser_change'"""),
+                {"e": berlin},
+            ).scalar_one()
+
+    # Two runs of one backfill, as the daemon launches them: Berlin's run starts on its slow court;
+    # Munich's run starts once Berlin's has claimed its first company.
+    results: dict[str, dg.ExecuteInProcessResult] = {}
+    with dg.instance_for_test() as instance:
+
+        def run(court: str) -> None:
+            tags = {BACKFILL_ID_TAG: "parser-change", ASSET_PARTITION_RANGE_START_TAG: court}
+            tags[ASSET_PARTITION_RANGE_END_TAG] = court
+            results[court] = run_court_partitions(build_definitions(), "company_records", instance, tags=tags)
+
+        berlin_run = threading.Thread(target=run, args=("F1103",))
+        berlin_run.start()
+        try:
+            wait_until(berlin_started, 60, "Berlin's run to claim its first company")
+            run("D2601")
+        finally:
+            berlin_run.join()
+
+    # Munich's run, done with Munich, took Berlin's companies from the last one back, until it met
+    # Berlin's run: each company was tried once, by one of the two runs.
+    with engine.connect() as conn:
+        jobs = conn.execute(
+            sa.text("""SELECT entity_id::text, status, worker_id FROM processing.processing_jobs
+                        WHERE trigger = 'parser_change'"""),
+        ).all()
+    assert sorted(job.entity_id for job in jobs) == sorted(parsed)
+    by_entity = {job.entity_id: job for job in jobs}
+    assert {entity: by_entity[entity].status for entity in berlin} == {
+        berlin[0]: "completed",
+        berlin[1]: "completed",
+        berlin[2]: "failed",
+    }
+    assert by_entity[berlin[0]].worker_id == results["F1103"].run_id
+    assert by_entity[berlin[-1]].worker_id == results["D2601"].run_id
+    # Munich's run reported Munich only. Berlin's run reported Berlin failed, for the document
+    # the other run failed on, once the companies that run had taken were done.
+    assert results["D2601"].success and set(court_metadata(results["D2601"])) == {"D2601"}
+    assert not results["F1103"].success and not court_metadata(results["F1103"])
+    (failure,) = [e for e in results["F1103"].all_events if e.is_step_failure]
+    assert "F1103 {'parser_error': 1}" in failure.step_failure_data.error.message
 
 
 def test_a_document_stored_at_a_court_while_the_run_works_it_is_parsed_before_the_court_is_reported(

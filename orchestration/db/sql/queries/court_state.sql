@@ -9,6 +9,16 @@ LEFT JOIN LATERAL (
            AND done.raw_document_id = e.current_si_document_id AND done.parser_version = :parser_version
          LIMIT 1) parsed ON true
 
+-- name: si_failed_since
+-- Part of the queries below: joins failed.class, the failure class of a job of :parser_version that failed for good on the current SI document of company e at or after :since (NULL: at any time).
+LEFT JOIN LATERAL (
+        SELECT f.failure_class AS class FROM processing.processing_jobs f
+         WHERE f.entity_id = e.id AND f.type = 'xml_parsing' AND f.status = 'failed'
+           AND f.raw_document_id = e.current_si_document_id AND f.parser_version = :parser_version
+           AND f.created_at >= coalesce(CAST(:since AS timestamptz), '-infinity')
+         ORDER BY f.created_at DESC
+         LIMIT 1) failed ON true
+
 -- name: si_fingerprint
 -- Part of the queries below: the fingerprint of the current SI documents of a court's companies e.
 md5(string_agg(e.id::text || ':' || e.current_si_document_id::text, ',' ORDER BY e.id))
@@ -48,6 +58,16 @@ LEFT JOIN LATERAL (
            AND done.raw_document_id = list.id AND done.parser_version = :parser_version
          LIMIT 1) read ON true
 
+-- name: list_failed_since
+-- Part of the queries below: joins failed.class, the failure class of a job of :parser_version that failed for good on the newest list (list) of company e at or after :since (NULL: at any time).
+LEFT JOIN LATERAL (
+        SELECT f.failure_class AS class FROM processing.processing_jobs f
+         WHERE f.entity_id = e.id AND f.type = 'shareholder_parsing' AND f.status = 'failed'
+           AND f.raw_document_id = list.id AND f.parser_version = :parser_version
+           AND f.created_at >= coalesce(CAST(:since AS timestamptz), '-infinity')
+         ORDER BY f.created_at DESC
+         LIMIT 1) failed ON true
+
 -- name: list_fingerprint
 -- Part of the queries below: the fingerprint of the newest lists (list) of a court's companies e.
 md5(string_agg(e.id::text || ':' || list.id::text, ',' ORDER BY e.id))
@@ -76,26 +96,53 @@ SELECT left(e.court_code, 5) AS court, {list_fingerprint} AS documents
  GROUP BY 1
 
 -- name: si_unfinished
--- The ids (text, in order) of the companies of :courts whose current SI document :parser_version has not completed.
+-- The ids (text, in order) of the companies of :courts (of those among :entity_ids, unless NULL) whose current SI document :parser_version has not completed, nor failed for good since :since.
 -- What a backfill of these courts has left to do: the companies that keep them unsynced. A
--- document that failed, or that no job took, is in it; one this version has parsed is not, so
--- re-running a finished court finds nothing to do.
+-- document that no job took, or that failed before :since, is in it; one this version has
+-- parsed is not, so re-running a finished court finds nothing to do, and a run asking again
+-- before each batch skips what another run has parsed meanwhile. A failure since :since is
+-- final for the run that asks (court_failures): it is not tried again.
 SELECT e.id::text
   FROM content.entities e
   {si_parsed_by_version}
+  {si_failed_since}
  WHERE e.current_si_document_id IS NOT NULL AND left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
-   AND parsed.done IS NULL
+   AND (CAST(:entity_ids AS uuid[]) IS NULL OR e.id = ANY(CAST(:entity_ids AS uuid[])))
+   AND parsed.done IS NULL AND failed.class IS NULL
  ORDER BY e.id
 
+-- name: si_court_failures
+-- Per court of :courts and failure class: the companies whose current SI document :parser_version has not completed and failed for good since :since.
+SELECT left(e.court_code, 5) AS court, failed.class AS failure_class, count(*) AS companies
+  FROM content.entities e
+  {si_parsed_by_version}
+  {si_failed_since}
+ WHERE e.current_si_document_id IS NOT NULL AND left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
+   AND parsed.done IS NULL AND failed.class IS NOT NULL
+ GROUP BY 1, 2
+
 -- name: shareholder_unfinished
--- The ids (text, in order) of the companies of :courts whose newest shareholder list :parser_version has not completed.
+-- The ids (text, in order) of the companies of :courts (of those among :entity_ids, unless NULL) whose newest shareholder list :parser_version has not completed, nor failed for good since :since (as si_unfinished).
 SELECT e.id::text
   FROM content.entities e
   CROSS JOIN LATERAL ({newest_list}) list
   {list_read_by_version}
+  {list_failed_since}
  WHERE left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
-   AND read.done IS NULL
+   AND (CAST(:entity_ids AS uuid[]) IS NULL OR e.id = ANY(CAST(:entity_ids AS uuid[])))
+   AND read.done IS NULL AND failed.class IS NULL
  ORDER BY e.id
+
+-- name: shareholder_court_failures
+-- Per court of :courts and failure class: the companies whose newest shareholder list :parser_version has not completed and failed for good since :since.
+SELECT left(e.court_code, 5) AS court, failed.class AS failure_class, count(*) AS companies
+  FROM content.entities e
+  CROSS JOIN LATERAL ({newest_list}) list
+  {list_read_by_version}
+  {list_failed_since}
+ WHERE left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
+   AND read.done IS NULL AND failed.class IS NOT NULL
+ GROUP BY 1, 2
 
 -- name: courts_of_entities
 -- The register courts (without department letter) of the companies :entity_ids.
