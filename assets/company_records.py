@@ -7,7 +7,13 @@ from sqlalchemy.engine import Engine
 
 from assets.batch import BatchCheck, as_op_events, check_specs
 from assets.keys import COMPANY_RECORDS, RAW_SI_DOCUMENTS
-from assets.partitions import ParsedCourts, register_court_partitions_def, reparse_courts, work_queue_by_court
+from assets.partitions import (
+    CourtBackfills,
+    ParsedCourts,
+    register_court_partitions_def,
+    reparse_courts,
+    work_queue_by_court,
+)
 from orchestration import queue
 from orchestration.court_state import SI_RECORDS
 from orchestration.documents import DocumentStore
@@ -64,13 +70,13 @@ def parse_downloaded(
     yield from work_queue_by_court(context, engine, stage, parsed_company_records(), report=report, checked=False)
 
 
-def build_company_records_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDefinition:
+def build_company_records_asset(backfills: CourtBackfills) -> dg.AssetsDefinition:
     @dg.asset(
         key=COMPANY_RECORDS,
         deps=[RAW_SI_DOCUMENTS],
         code_version=PARSER_VERSION,
         partitions_def=register_court_partitions_def,
-        backfill_policy=backfill_policy,
+        backfill_policy=backfills.policy,
         # Materializations are reported per court partition, by the asset itself.
         output_required=False,
         group_name="register",
@@ -85,7 +91,9 @@ def build_company_records_asset(backfill_policy: dg.BackfillPolicy) -> dg.Assets
         context: dg.AssetExecutionContext, database: DatabaseResource, documents: DocumentStoreResource
     ):
         stage = XmlParsingStage(documents.get_store())
-        yield from reparse_courts(context, database.get_engine(), stage, parsed_company_records())
+        yield from reparse_courts(
+            context, database.get_engine(), stage, parsed_company_records(), niceness=backfills.niceness
+        )
 
     return company_records
 

@@ -7,6 +7,7 @@ the Backfills page, and a parser change is one backfill over them.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections import Counter
 from collections.abc import Generator, Iterator, Mapping, Sequence
@@ -73,6 +74,15 @@ def courts_per_backfill_run(run_slots: int) -> int:
 def court_backfill_policy(run_slots: int) -> dg.BackfillPolicy:
     """Backfills of the court partitions, whose runs may take ``run_slots`` run slots at once."""
     return dg.BackfillPolicy.multi_run(max_partitions_per_run=courts_per_backfill_run(run_slots))
+
+
+@dataclass(frozen=True)
+class CourtBackfills:
+    """How backfills of a court-partitioned asset run: its backfill policy, and how far a backfill
+    run's process lowers its CPU priority (0: not at all)."""
+
+    policy: dg.BackfillPolicy
+    niceness: int = 0
 
 
 def courts_of_run(tags: Mapping[str, str]) -> Sequence[str]:
@@ -245,6 +255,7 @@ def reparse_courts(
     stage: Stage,
     parsed: ParsedCourts,
     *,
+    niceness: int = 0,
     reparse: ReparseCourt = reparse_court,
 ) -> Generator[dg.AssetMaterialization | dg.AssetObservation | dg.AssetCheckResult, None, BatchReport]:
     """A backfill run: redo each of its courts with the current code, one materialization per court.
@@ -254,10 +265,14 @@ def reparse_courts(
     not current once worked (other workers are parsing some of its companies, as a person's run
     does, or a document was stored there meanwhile) is reported once it is: the run takes up what
     is left (a failure re-queued, a new document's job), and waits at most a lease and one reaper
-    interval, after which a worker that never reported has lost its jobs to the reaper. Returns
-    what the run did over all its courts.
+    interval, after which a worker that never reported has lost its jobs to the reaper. A run of
+    a backfill lowers its process's CPU priority by ``niceness`` first. Returns what the run did
+    over all its courts.
     """
     run_id = context.run.run_id
+    if niceness and BACKFILL_ID_TAG in context.run.tags:
+        # A backfill's process gives people's runs on the same machine the CPU first.
+        os.nice(niceness)
     touched = BatchReport(job_type=stage.job_type, worker_id=run_id)
     failed: list[CourtSummary] = []
     # The job type's row, read as the step starts; a failure before a court's jobs are claimed

@@ -9,6 +9,7 @@ from sqlalchemy.engine import Engine
 from assets.batch import BatchCheck, as_op_events, batch_metadata, check_specs, work_batch
 from assets.keys import COMPANY_RECORDS
 from assets.partitions import (
+    CourtBackfills,
     ParsedCourts,
     register_court_partitions_def,
     reparse_courts,
@@ -113,13 +114,13 @@ def shareholder_list_documents_from_the_queue(
     )
 
 
-def build_shareholders_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDefinition:
+def build_shareholders_asset(backfills: CourtBackfills) -> dg.AssetsDefinition:
     @dg.asset(
         key=SHAREHOLDERS,
         deps=[SHAREHOLDER_LIST_DOCUMENTS],
         code_version=SHAREHOLDER_READER_VERSION,
         partitions_def=register_court_partitions_def,
-        backfill_policy=backfill_policy,
+        backfill_policy=backfills.policy,
         output_required=False,  # materialized per court partition by the asset itself
         group_name="shareholders",
         kinds={"postgres"},
@@ -136,7 +137,9 @@ def build_shareholders_asset(backfill_policy: dg.BackfillPolicy) -> dg.AssetsDef
     ):
         engine = database.get_engine()
         stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
-        report = yield from reparse_courts(context, engine, stage, parsed_shareholders(), reparse=reread_lists)
+        report = yield from reparse_courts(
+            context, engine, stage, parsed_shareholders(), niceness=backfills.niceness, reparse=reread_lists
+        )
         yield review_observation(engine, report)
 
     return shareholders

@@ -15,7 +15,7 @@ import dagster as dg
 from assets.batch import queue_job
 from assets.company_records import build_company_records_asset, company_records_from_the_queue
 from assets.discovery import basic_discovery
-from assets.partitions import court_backfill_policy
+from assets.partitions import CourtBackfills, court_backfill_policy
 from assets.shareholders import (
     build_shareholders_asset,
     ownership_graph,
@@ -91,15 +91,18 @@ def build_resources(settings: Settings) -> dict[str, Any]:
 def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     """The code location configured by ``settings`` (default: the environment's, read now)."""
     settings = settings or Settings()
-    backfill_policy = court_backfill_policy(backfill_run_slots(settings))
+    executor = run_executor(settings)
+    backfills = CourtBackfills(
+        court_backfill_policy(backfill_run_slots(settings)),
+        settings.backfill_niceness if executor is dg.in_process_executor else 0,
+    )
     assets = [
         basic_discovery,
-        build_company_records_asset(backfill_policy),
+        build_company_records_asset(backfills),
         shareholder_list_documents,
-        build_shareholders_asset(backfill_policy),
+        build_shareholders_asset(backfills),
         ownership_graph,
     ]
-    executor = run_executor(settings)
     jobs = {
         "basic_discovery": asset_job("basic_discovery", basic_discovery, executor),
         # Court-partitioned assets with court-partitioned inputs: a queue run, spanning courts, is an op.

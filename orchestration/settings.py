@@ -121,6 +121,14 @@ class Settings(BaseSettings):
         ge=0,
         description="Run slots that backfill runs never take, so that a person's run starts while a backfill runs.",
     )
+    backfill_niceness: int = Field(
+        10,
+        ge=0,
+        le=19,
+        description="How far a backfill run's process lowers its CPU priority (Unix niceness), so that people's "
+        "runs on the same machine come first; 0 keeps it. Without Celery only: a Celery worker goes on to "
+        "other runs' steps, and a process cannot raise its priority again.",
+    )
     webserver_port: int = Field(3000, description="Port of the Dagster webserver started by `hreg dev`.")
     job_archive_after_days: float = Field(
         7.0, gt=0, description="Completed jobs move to processing.job_archive this many days after completion."

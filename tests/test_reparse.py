@@ -349,6 +349,7 @@ def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves
     engine, store, parsed, monkeypatch
 ):
     deploy_parser(monkeypatch, NEXT_VERSION)
+    monkeypatch.setenv("HREG_BACKFILL_NICENESS", "0")  # the backfill's runs execute in this test's process
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE processing.job_types SET batch_size = 1 WHERE type = 'xml_parsing'"))
     berlin = sorted(list(parsed)[3:])  # in the order a run walks a court's companies (their ids)
