@@ -92,7 +92,7 @@ def build_company_records_asset(backfills: CourtBackfills) -> dg.AssetsDefinitio
     ):
         stage = XmlParsingStage(documents.get_store())
         yield from reparse_courts(
-            context, database.get_engine(), stage, parsed_company_records(), niceness=backfills.niceness
+            context, database.get_engine(), stage, parsed_company_records(), give_way_seconds=backfills.give_way_seconds
         )
 
     return company_records

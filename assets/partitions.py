@@ -7,7 +7,6 @@ the Backfills page, and a parser change is one backfill over them.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections import Counter
 from collections.abc import Generator, Iterator, Mapping, Sequence
@@ -78,11 +77,11 @@ def court_backfill_policy(run_slots: int) -> dg.BackfillPolicy:
 
 @dataclass(frozen=True)
 class CourtBackfills:
-    """How backfills of a court-partitioned asset run: its backfill policy, and how far a backfill
-    run's process lowers its CPU priority (0: not at all)."""
+    """How backfills of a court-partitioned asset run: its backfill policy, and how long a run
+    gives way to people's work at most before each chunk of its own (0: never)."""
 
     policy: dg.BackfillPolicy
-    niceness: int = 0
+    give_way_seconds: float = 0
 
 
 def courts_of_run(tags: Mapping[str, str]) -> Sequence[str]:
@@ -255,7 +254,7 @@ def reparse_courts(
     stage: Stage,
     parsed: ParsedCourts,
     *,
-    niceness: int = 0,
+    give_way_seconds: float = 0,
     reparse: ReparseCourt = reparse_court,
 ) -> Generator[dg.AssetMaterialization | dg.AssetObservation | dg.AssetCheckResult, None, BatchReport]:
     """A backfill run: redo each of its courts with the current code, one materialization per court.
@@ -265,14 +264,11 @@ def reparse_courts(
     not current once worked (other workers are parsing some of its companies, as a person's run
     does, or a document was stored there meanwhile) is reported once it is: the run takes up what
     is left (a failure re-queued, a new document's job), and waits at most a lease and one reaper
-    interval, after which a worker that never reported has lost its jobs to the reaper. A run of
-    a backfill lowers its process's CPU priority by ``niceness`` first. Returns what the run did
-    over all its courts.
+    interval, after which a worker that never reported has lost its jobs to the reaper. Before
+    each chunk of its work, the run gives way to people's work for up to ``give_way_seconds``.
+    Returns what the run did over all its courts.
     """
     run_id = context.run.run_id
-    if niceness and BACKFILL_ID_TAG in context.run.tags:
-        # A backfill's process gives people's runs on the same machine the CPU first.
-        os.nice(niceness)
     touched = BatchReport(job_type=stage.job_type, worker_id=run_id)
     failed: list[CourtSummary] = []
     # The job type's row, read as the step starts; a failure before a court's jobs are claimed
@@ -293,6 +289,7 @@ def reparse_courts(
                     # a failure from before its run once more, and reports the court failed on one since.
                     since=None if backward else since,
                     backward=backward,
+                    give_way_seconds=give_way_seconds,
                 )
             except BatchAborted as exc:
                 raise dg.Failure(description=f"court {court}: {exc}", allow_retries=False) from exc

@@ -138,7 +138,12 @@ def build_shareholders_asset(backfills: CourtBackfills) -> dg.AssetsDefinition:
         engine = database.get_engine()
         stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
         report = yield from reparse_courts(
-            context, engine, stage, parsed_shareholders(), niceness=backfills.niceness, reparse=reread_lists
+            context,
+            engine,
+            stage,
+            parsed_shareholders(),
+            give_way_seconds=backfills.give_way_seconds,
+            reparse=reread_lists,
         )
         yield review_observation(engine, report)
 

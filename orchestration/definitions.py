@@ -92,10 +92,7 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     """The code location configured by ``settings`` (default: the environment's, read now)."""
     settings = settings or Settings()
     executor = run_executor(settings)
-    backfills = CourtBackfills(
-        court_backfill_policy(backfill_run_slots(settings)),
-        settings.backfill_niceness if executor is dg.in_process_executor else 0,
-    )
+    backfills = CourtBackfills(court_backfill_policy(backfill_run_slots(settings)), settings.backfill_give_way_seconds)
     assets = [
         basic_discovery,
         build_company_records_asset(backfills),

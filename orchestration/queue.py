@@ -189,6 +189,11 @@ def count_due(conn: sa.Connection, job_type: str) -> int:
     return conn.execute(QUERIES["count_due"], {"job_type": job_type}).scalar_one()
 
 
+def people_at_work(conn: sa.Connection) -> bool:
+    """Whether an interactive job (a person waits for it) is due or running."""
+    return conn.execute(QUERIES["people_at_work"]).scalar_one()
+
+
 def extend_leases(conn: sa.Connection, job_ids: Sequence[str], worker_id: str, lease_seconds: int) -> int:
     """Push the leases of jobs this worker still holds; returns how many it still holds."""
     if not job_ids:

@@ -8,6 +8,8 @@ Records whose content is unchanged produce no new revision.
 
 from __future__ import annotations
 
+import functools
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -93,6 +95,22 @@ SHAREHOLDER_LIST_REREAD = StoredDocumentRedo(
 )
 
 
+# How often a backfill that gives way to people looks whether their work is done.
+GIVE_WAY_POLL_SECONDS = 0.25
+
+
+def give_way_to_people(engine: sa.Engine, most_seconds: float) -> None:
+    """Wait while a person's job is due or running, ``most_seconds`` at most: on a machine the
+    backfill keeps busy, their run starts and works on free cores. The limit keeps a backfill
+    moving while people work all the time."""
+    deadline = time.monotonic() + most_seconds
+    while time.monotonic() < deadline:
+        with engine.connect() as conn:
+            if not queue.people_at_work(conn):
+                return
+        time.sleep(GIVE_WAY_POLL_SECONDS)
+
+
 @dataclass
 class CourtReparse:
     """What redoing one court did in this worker."""
@@ -120,6 +138,7 @@ class ReparseCourt(Protocol):
         lease_seconds: int,
         since: datetime | None,
         backward: bool = False,
+        give_way_seconds: float = 0,
     ) -> CourtReparse: ...
 
 
@@ -134,6 +153,7 @@ def reparse_court(
     lease_seconds: int,
     since: datetime | None,
     backward: bool = False,
+    give_way_seconds: float = 0,
     redo: StoredDocumentRedo = SI_REPARSE,
 ) -> CourtReparse:
     """Redo the stored documents of one register court that this parser version has not done.
@@ -145,6 +165,9 @@ def reparse_court(
     A document whose job of this version failed for good ``since`` (None: at any time) is left
     as it is: the run that owns the court tries an earlier failure once more, and reports it.
 
+    Before each chunk of its work it gives way to people for up to ``give_way_seconds``
+    (give_way_to_people).
+
     The court's owner walks its companies forward. A worker helping it walks them ``backward``
     and stops at the first batch it finds taken or done (``caught_up``): there the two have met,
     and the owner has the rest.
@@ -152,6 +175,7 @@ def reparse_court(
     parameters = {"courts": [court], "parser_version": parser_version, "since": since}
     with engine.connect() as conn:
         todo = conn.execute(redo.unfinished, {**parameters, "entity_ids": None}).scalars().all()
+    give_way = functools.partial(give_way_to_people, engine, give_way_seconds) if give_way_seconds else None
     report = BatchReport(job_type=stage.job_type, worker_id=worker_id)
     result = CourtReparse(court, report, caught_up=backward and not todo)
     starts = range(0, len(todo), batch_size)
@@ -175,5 +199,5 @@ def reparse_court(
         if backward and not jobs:
             result.caught_up = True
             break
-        result.report.absorb(work_claimed(engine, stage, worker_id, jobs, lease_seconds))
+        result.report.absorb(work_claimed(engine, stage, worker_id, jobs, lease_seconds, before_chunk=give_way))
     return result

@@ -121,13 +121,11 @@ class Settings(BaseSettings):
         ge=0,
         description="Run slots that backfill runs never take, so that a person's run starts while a backfill runs.",
     )
-    backfill_niceness: int = Field(
-        10,
+    backfill_give_way_seconds: float = Field(
+        1.0,
         ge=0,
-        le=19,
-        description="How far a backfill run's process lowers its CPU priority (Unix niceness), so that people's "
-        "runs on the same machine come first; 0 keeps it. Without Celery only: a Celery worker goes on to "
-        "other runs' steps, and a process cannot raise its priority again.",
+        description="How long a backfill run waits at most, before each chunk of its work, while a person's job "
+        "is due or running, so that their run gets the machine first; 0: never.",
     )
     webserver_port: int = Field(3000, description="Port of the Dagster webserver started by `hreg dev`.")
     job_archive_after_days: float = Field(

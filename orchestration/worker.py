@@ -238,8 +238,10 @@ def work_claimed(
     lease_seconds: int,
     *,
     started: float | None = None,
+    before_chunk: Callable[[], None] | None = None,
 ) -> BatchReport:
-    """Process and report jobs this worker has claimed, keeping their leases alive meanwhile."""
+    """Process and report jobs this worker has claimed, keeping their leases alive meanwhile;
+    ``before_chunk`` is called before each chunk (a backfill gives way to people there)."""
     started = time.monotonic() if started is None else started
     report = BatchReport(job_type=stage.job_type, worker_id=worker_id, claimed=len(jobs))
     if not jobs:
@@ -249,6 +251,8 @@ def work_claimed(
         leases.hold(unreported)
         for chunk in chunks(jobs, stage.chunk_size):
             try:
+                if before_chunk is not None:
+                    before_chunk()
                 report_chunk(engine, stage, worker_id, chunk, report)
             except Exception as exc:
                 raise BatchAborted(unreported, exc) from exc

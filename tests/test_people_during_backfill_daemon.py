@@ -6,17 +6,15 @@ current one, and scanned shareholder lists were stored that no reader has read. 
 readers: the backfill of the shareholder data over every court takes one run per run slot that
 backfill runs may take (all slots but HREG_PEOPLE_RUN_SLOTS), which read the scans for a minute or
 more; `hreg reparse --backfill` then launches the backfill of the company records, whose runs wait
-for those slots. The backfill runs' processes run at a lower CPU priority. A person's search made
-while the backfills hold the slots is requested by the job sensor's next tick and gets the free
-slot at the run queue's next look, ahead of the backfill runs still waiting. Every fact asserted
-is read from what Dagster and the job table recorded (run records, run events, sensor ticks,
-processing.processing_jobs, the processes' priorities), not timed by the test.
+for those slots. A person's search made while the backfills hold the slots is requested by the
+job sensor's next tick and gets the free slot at the run queue's next look, ahead of the backfill
+runs still waiting. Every fact asserted is read from what Dagster and the job table recorded (run
+records, run events, sensor ticks, processing.processing_jobs), not timed by the test.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import re
 import time
 import uuid
@@ -125,15 +123,6 @@ def launched_at(instance: dg.DagsterInstance, run_id: str) -> float:
     return started[0] if started else math.inf
 
 
-def run_process_id(instance: dg.DagsterInstance, run_id: str) -> int | None:
-    """The id of the run's process, as it reported it starting."""
-    for event in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
-        started = re.match(r"Started process for run \(pid: (\d+)\)", event.dagster_event.message or "")
-        if started:
-            return int(started.group(1))
-    return None
-
-
 def ticks_of(stack: devstack.Stack, sensor: str, after: float, before: float) -> list[dict]:
     """The sensor's ticks that began between ``after`` and ``before``, oldest first."""
     selector = {"repositoryLocationName": LOCATION, "repositoryName": "__repository__", "sensorName": sensor}
@@ -178,16 +167,6 @@ def test_a_search_during_a_backfill_of_every_court_gets_the_free_run_slot_at_the
         return holding == allowed and "QUEUED" in runs_of(backfill_id)
 
     wait_until(backfill_runs_holding_slots, 300, f"{allowed} backfill runs to hold their run slots, others waiting")
-    # Their processes give people's runs the CPU first: each lowers its priority as its step starts.
-    assert settings.backfill_niceness == 10  # the default
-    with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
-        for run in backfill_state(stack, shareholders_backfill_id)["runs"]:
-            pid = wait_until(lambda run_id=run["runId"]: run_process_id(instance, run_id), 60, "the run's process")
-            wait_until(
-                lambda pid=pid: os.getpriority(os.PRIO_PROCESS, pid) == settings.backfill_niceness,
-                60,
-                f"backfill run process {pid} to lower its priority",
-            )
     with engine.begin() as conn:
         search_id = conn.execute(
             sa.text("INSERT INTO public.searches (user_id, query, mode) VALUES (:u, 'GmbH', 'all') RETURNING id"),

@@ -349,7 +349,6 @@ def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves
     engine, store, parsed, monkeypatch
 ):
     deploy_parser(monkeypatch, NEXT_VERSION)
-    monkeypatch.setenv("HREG_BACKFILL_NICENESS", "0")  # the backfill's runs execute in this test's process
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE processing.job_types SET batch_size = 1 WHERE type = 'xml_parsing'"))
     berlin = sorted(list(parsed)[3:])  # in the order a run walks a court's companies (their ids)
@@ -413,6 +412,34 @@ def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves
     assert not results["F1103"].success and not court_metadata(results["F1103"])
     (failure,) = [e for e in results["F1103"].all_events if e.is_step_failure]
     assert "F1103 {'parser_error': 1}" in failure.step_failure_data.error.message
+
+
+def test_a_backfill_run_gives_way_while_a_persons_job_runs(engine, store, parsed, monkeypatch):
+    deploy_parser(monkeypatch, NEXT_VERSION)
+    monkeypatch.setenv("HREG_BACKFILL_GIVE_WAY_SECONDS", "60")
+    munich = [entity for entity in parsed if entity not in list(parsed)[3:]]
+    held = held_by_a_person(engine, munich[0])  # a person's parse of a Munich company, running
+
+    def person_finishes():
+        time.sleep(3)
+        work_claimed(engine, XmlParsingStage(store), "person-run", held, 600)
+
+    person = threading.Thread(target=person_finishes)
+    person.start()
+    try:
+        materialize_courts("F1103")  # a backfill of Berlin
+    finally:
+        person.join()
+
+    # Berlin's companies were parsed only once the person's parse was done.
+    with engine.connect() as conn:
+        person_done = conn.execute(
+            sa.text("SELECT completed_at FROM processing.processing_jobs WHERE worker_id = 'person-run'")
+        ).scalar_one()
+        backfill_done = conn.execute(
+            sa.text("SELECT min(completed_at) FROM processing.processing_jobs WHERE trigger = 'parser_change'")
+        ).scalar_one()
+    assert person_done is not None and backfill_done > person_done
 
 
 def test_a_document_stored_at_a_court_while_the_run_works_it_is_parsed_before_the_court_is_reported(

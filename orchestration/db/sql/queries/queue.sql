@@ -84,6 +84,19 @@ WITH picked AS (
 -- How many jobs of :job_type a worker may claim now.
 SELECT count(*) FROM processing.due_jobs j WHERE j.type = :job_type
 
+-- name: people_at_work
+-- Whether a person's work is under way: an interactive job of any type due and queued, or running.
+-- A probe per job type on the due index, and the running jobs on the lease index: both small.
+SELECT EXISTS (
+           SELECT 1 FROM processing.job_types t
+            WHERE EXISTS (
+                  SELECT 1 FROM processing.processing_jobs j
+                   WHERE j.type = t.type AND j.status = 'queued' AND j.priority = 'interactive'
+                     AND j.next_attempt_at <= now()))
+    OR EXISTS (
+           SELECT 1 FROM processing.processing_jobs j
+            WHERE j.status = 'running' AND j.lease_until IS NOT NULL AND j.priority = 'interactive')
+
 -- name: batch_heads
 -- The first job of each of the next :runs batches of :batch_size due jobs of :job_type, in claim order.
 -- A batch's identity for idempotent run keys (the same head is the same batch, until a run claims
