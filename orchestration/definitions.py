@@ -91,7 +91,6 @@ def build_resources(settings: Settings) -> dict[str, Any]:
 def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     """The code location configured by ``settings`` (default: the environment's, read now)."""
     settings = settings or Settings()
-    executor = run_executor(settings)
     backfills = CourtBackfills(court_backfill_policy(backfill_run_slots(settings)), settings.backfill_give_way_seconds)
     assets = [
         basic_discovery,
@@ -100,6 +99,7 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
         build_shareholders_asset(backfills),
         ownership_graph,
     ]
+    executor = run_executor(settings)
     jobs = {
         "basic_discovery": asset_job("basic_discovery", basic_discovery, executor),
         # Court-partitioned assets with court-partitioned inputs: a queue run, spanning courts, is an op.

@@ -176,8 +176,9 @@ def reparse_court(
     with engine.connect() as conn:
         todo = conn.execute(redo.unfinished, {**parameters, "entity_ids": None}).scalars().all()
     give_way = functools.partial(give_way_to_people, engine, give_way_seconds) if give_way_seconds else None
-    report = BatchReport(job_type=stage.job_type, worker_id=worker_id)
-    result = CourtReparse(court, report, caught_up=backward and not todo)
+    result = CourtReparse(
+        court, BatchReport(job_type=stage.job_type, worker_id=worker_id), caught_up=backward and not todo
+    )
     starts = range(0, len(todo), batch_size)
     for start in reversed(starts) if backward else starts:
         batch = todo[start : start + batch_size]
