@@ -352,28 +352,27 @@ def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE processing.job_types SET batch_size = 1 WHERE type = 'xml_parsing'"))
     berlin = sorted(list(parsed)[3:])  # in the order a run walks a court's companies (their ids)
-    berlin_numbers = {parsed[entity] for entity in berlin}
     # Berlin's last document cannot be parsed by the new version.
     parse_next = failing_parse(KeyError("rechtsform"), parsed[berlin[-1]])
 
-    def slow_at_berlin(data: bytes, **options):
-        record = parse_si(data)
-        if record.register.number in berlin_numbers:
-            time.sleep(1.5)
+    def berlin_taken_from_both_ends(data: bytes, **options):
+        # Berlin's run parses its first company only once the other run has taken the last one.
+        if parse_si(data).register.number == parsed[berlin[0]]:
+            wait_until(lambda: started(berlin[-1:]), 60, "the other run to take Berlin's last company")
         return parse_next(data, **options)
 
-    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", slow_at_berlin)
+    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", berlin_taken_from_both_ends)
 
-    def berlin_started():
+    def started(entities: list[str]) -> int:
         with engine.connect() as conn:
             return conn.execute(
                 sa.text("""SELECT count(*) FROM processing.processing_jobs
                         WHERE entity_id = ANY(CAST(:e AS uuid[])) AND trigger = 'parser_change'"""),
-                {"e": berlin},
+                {"e": entities},
             ).scalar_one()
 
-    # Two runs of one backfill, as the daemon launches them: Berlin's run starts on its slow court;
-    # Munich's run starts once Berlin's has claimed its first company.
+    # Two runs of one backfill, as the daemon launches them: Berlin's run starts first; Munich's
+    # run starts once Berlin's has claimed its first company.
     results: dict[str, dg.ExecuteInProcessResult] = {}
     with dg.instance_for_test() as instance:
 
@@ -385,7 +384,7 @@ def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves
         berlin_run = threading.Thread(target=run, args=("F1103",))
         berlin_run.start()
         try:
-            wait_until(berlin_started, 60, "Berlin's run to claim its first company")
+            wait_until(lambda: started(berlin), 60, "Berlin's run to claim its first company")
             run("D2601")
         finally:
             berlin_run.join()
