@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 
+import httpx
 import pytest
 import sqlalchemy as sa
 
@@ -49,6 +50,10 @@ def test_a_search_to_its_shareholders_runs_on_the_workers_with_documents_in_the_
 
 def test_a_worker_killed_mid_run_leaves_its_jobs_to_the_other_each_done_once(cluster, corpus):
     companies = unique_companies(corpus, 12, lambda c: c.legal_form == "GmbH")[1:]
+    # Each download answers after seconds, as the portal's do at busy times: a worker is certain to
+    # hold a job when the test looks, however fast the machine works the rest of the pipeline.
+    slow_downloads = {"kind": "slow", "delay_s": 6, "on": "download", "times": len(companies)}
+    httpx.post(cluster.env["HREG_REGISTER_URL"] + "/_sample/faults", json=slow_downloads).raise_for_status()
     for company in companies:
         cluster.hreg("search", "--mode", "exact", company.name)
 
