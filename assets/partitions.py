@@ -180,6 +180,32 @@ def _latest_documents(context: dg.AssetExecutionContext, key: dg.AssetKey, court
     return {court: (storage_id, versions.get(storage_id)) for court, storage_id in storage_ids.items()}
 
 
+def documents_brought_up_to_date(
+    context: dg.AssetExecutionContext, parsed: ParsedCourts, fingerprints: dict[str, str], known: dict[str, tuple]
+) -> Iterator[dg.AssetMaterialization]:
+    """Report the document partitions of courts whose documents (``fingerprints``) differ from
+    what the run ``known``s of them, and update ``known`` to their newest events.
+
+    Each lookup costs event-log queries: only a court whose documents differ from what the run
+    knows of them is looked up again (a download run may have reported them meanwhile). Documents
+    stored by a download run that has not reported them yet: their partition says so now, so that
+    the run reporting them later finds the same fingerprint and changes nothing. A partition never
+    reported holds no documents, so a court without any needs no report: a materialization
+    reading it points at no input event, and the first document stored there makes it unsynced.
+    """
+    known |= _latest_documents(
+        context,
+        parsed.documents_key,
+        {court for court, fingerprint in fingerprints.items() if known.get(court, NO_DOCUMENTS)[1] != fingerprint},
+    )
+    behind = [court for court, fingerprint in fingerprints.items() if known.get(court, NO_DOCUMENTS)[1] != fingerprint]
+    for court in behind:
+        yield documents_materialization(
+            parsed.documents_key, court, fingerprints[court], {"reported_before_their_download_run": True}
+        )
+    known |= _latest_documents(context, parsed.documents_key, set(behind))
+
+
 def court_events(
     context: dg.AssetExecutionContext,
     engine: Engine,
@@ -207,24 +233,9 @@ def court_events(
             states = court_states(conn, parsed.queries, courts, parsed.code_version)
     current = [court for court in courts if states[court].current]
     known = {} if known_documents is None else known_documents
-    # Each lookup costs event-log queries: only a court whose documents differ from what the run
-    # knows of them is looked up again (a download run may have reported them meanwhile).
-    known |= _latest_documents(
-        context,
-        parsed.documents_key,
-        {court for court in current if known.get(court, NO_DOCUMENTS)[1] != states[court].documents},
+    yield from documents_brought_up_to_date(
+        context, parsed, {court: states[court].documents for court in current}, known
     )
-    # Documents stored by a download run that has not reported them yet: their partition says so
-    # now, so that the run reporting them later finds the same fingerprint and changes nothing. A
-    # partition never reported holds no documents, so a court without any needs no report: its
-    # materialization points at no input event, and the first document stored there makes it
-    # unsynced (most courts of a first backfill, one event each fewer).
-    behind = [court for court in current if known.get(court, NO_DOCUMENTS)[1] != states[court].documents]
-    for court in behind:
-        yield documents_materialization(
-            parsed.documents_key, court, states[court].documents, {"reported_before_their_download_run": True}
-        )
-    known |= _latest_documents(context, parsed.documents_key, set(behind))
     for summary in summaries:
         state = states[summary.court]
         metadata = court_metadata(summary, {**(extra or {}).get(summary.court, {}), "unfinished": state.unfinished})
@@ -335,8 +346,12 @@ def reparse_courts(
         # A document that failed for good from now on is not tried again by this run.
         with engine.connect() as conn:
             since = conn.execute(sa.select(sa.func.now())).scalar_one()
-        # The newest documents events of the run's courts, looked up once for all of them.
-        known_documents = _latest_documents(context, parsed.documents_key, set(context.partition_keys))
+        # The run's courts' documents as Dagster knows them, brought up to date once for all of
+        # them: reported court by court, those of a first backfill cost four event-log queries each.
+        with engine.connect() as conn:
+            fingerprints = document_fingerprints(conn, parsed.queries, context.partition_keys)
+        known_documents: dict[str, tuple] = {}
+        yield from documents_brought_up_to_date(context, parsed, fingerprints, known_documents)
         pending: dict[str, tuple[CourtReparse, int]] = {}
         for court in context.partition_keys:
             result = redo(court)
