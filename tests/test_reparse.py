@@ -13,6 +13,7 @@ from decimal import Decimal
 import dagster as dg
 import pytest
 import sqlalchemy as sa
+from dagster._core.definitions.data_version import get_input_event_pointer_tag
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG, BACKFILL_ID_TAG
 
 import assets.company_records
@@ -665,3 +666,30 @@ def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engin
     again = run(partition_key="D2601")
     (materialization,) = materializations_of(again, "shareholders")
     assert materialization.metadata["records"].value == 0
+
+
+def test_a_backfill_run_reports_documents_dagster_has_not_seen_once_before_the_courts_that_read_them(
+    engine, parsed, monkeypatch
+):
+    # The fixture's documents were stored without a download run: Dagster has no event of them.
+    deploy_parser(monkeypatch, NEXT_VERSION)
+    documents = dg.AssetKey("raw_si_documents")
+    with dg.instance_for_test() as instance:
+        options = {"tags": {ASSET_PARTITION_RANGE_START_TAG: COURTS[0], ASSET_PARTITION_RANGE_END_TAG: COURTS[1]}}
+        first = run_court_partitions(build_definitions(), "company_records", instance, **options)
+        events = [(e.asset_key.path[0], e.partition) for e in first.get_asset_materialization_events()]
+        # Each court with documents gets one documents event, ahead of every court's records.
+        assert sorted(events[:2]) == [("raw_si_documents", court) for court in sorted(COURTS)]
+        assert {asset for asset, _ in events[2:]} == {"company_records"}
+        storage_ids = instance.get_latest_storage_id_by_partition(
+            documents, dg.DagsterEventType.ASSET_MATERIALIZATION, set(COURTS)
+        )
+        for court in COURTS:
+            (records,) = [m for m in materializations_of(first, "company_records") if m.partition == court]
+            assert records.tags[get_input_event_pointer_tag(documents)] == str(storage_ids[court])
+
+        # The next version's run finds the documents as Dagster knows them and reports none again.
+        deploy_parser(monkeypatch, f"{NEXT_VERSION}-2")
+        second = run_court_partitions(build_definitions(), "company_records", instance, **options)
+        assert second.success and not materializations_of(second, "raw_si_documents")
+        assert {m.partition for m in materializations_of(second, "company_records")} >= set(COURTS)
