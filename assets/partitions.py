@@ -184,7 +184,7 @@ def documents_brought_up_to_date(
     context: dg.AssetExecutionContext, parsed: ParsedCourts, fingerprints: dict[str, str], known: dict[str, tuple]
 ) -> Iterator[dg.AssetMaterialization]:
     """Report the document partitions of courts whose documents (``fingerprints``) differ from
-    what the run ``known``s of them, and update ``known`` to their newest events.
+    what the run knows of them (``known``), and update ``known`` to their newest events.
 
     Each lookup costs event-log queries: only a court whose documents differ from what the run
     knows of them is looked up again (a download run may have reported them meanwhile). Documents
@@ -193,12 +193,14 @@ def documents_brought_up_to_date(
     reported holds no documents, so a court without any needs no report: a materialization
     reading it points at no input event, and the first document stored there makes it unsynced.
     """
-    known |= _latest_documents(
-        context,
-        parsed.documents_key,
-        {court for court, fingerprint in fingerprints.items() if known.get(court, NO_DOCUMENTS)[1] != fingerprint},
-    )
-    behind = [court for court, fingerprint in fingerprints.items() if known.get(court, NO_DOCUMENTS)[1] != fingerprint]
+
+    def differing() -> list[str]:
+        return [
+            court for court, fingerprint in fingerprints.items() if known.get(court, NO_DOCUMENTS)[1] != fingerprint
+        ]
+
+    known |= _latest_documents(context, parsed.documents_key, set(differing()))
+    behind = differing()
     for court in behind:
         yield documents_materialization(
             parsed.documents_key, court, fingerprints[court], {"reported_before_their_download_run": True}
@@ -343,13 +345,12 @@ def reparse_courts(
                 context, engine, parsed, [summary], {court: extra}, known_documents=known_documents, states=states
             )
 
-        # A document that failed for good from now on is not tried again by this run.
         with engine.connect() as conn:
+            # A document that failed for good from now on is not tried again by this run.
             since = conn.execute(sa.select(sa.func.now())).scalar_one()
+            fingerprints = document_fingerprints(conn, parsed.queries, context.partition_keys)
         # The run's courts' documents as Dagster knows them, brought up to date once for all of
         # them: reported court by court, those of a first backfill cost four event-log queries each.
-        with engine.connect() as conn:
-            fingerprints = document_fingerprints(conn, parsed.queries, context.partition_keys)
         known_documents: dict[str, tuple] = {}
         yield from documents_brought_up_to_date(context, parsed, fingerprints, known_documents)
         pending: dict[str, tuple[CourtReparse, int]] = {}

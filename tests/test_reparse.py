@@ -5,6 +5,7 @@ company's record."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -77,15 +78,18 @@ def deploy_parser(monkeypatch, version: str, renamed_numbers: frozenset[str] = f
     monkeypatch.setattr(orchestration.stages.parsing, "parse_si", new_parse_si)
 
 
-def materialize_courts(first: str, last: str | None = None, *, success: bool = True) -> dg.ExecuteInProcessResult:
+def materialize_courts(
+    first: str, last: str | None = None, *, success: bool = True, instance: dg.DagsterInstance | None = None
+) -> dg.ExecuteInProcessResult:
     """A backfill run of company_records over the courts ``first`` to ``last`` (a range of partition
-    keys, as a multi-run backfill launches it), executed in process."""
+    keys, as a multi-run backfill launches it), executed in process (on ``instance``, or on an
+    instance of its own)."""
     if last is None:
         options = {"partition_key": first}
     else:
         options = {"tags": {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}}
-    with dg.instance_for_test() as instance:
-        result = run_court_partitions(build_definitions(), "company_records", instance, **options)
+    with contextlib.nullcontext(instance) if instance else dg.instance_for_test() as run_instance:
+        result = run_court_partitions(build_definitions(), "company_records", run_instance, **options)
     assert result.success is success
     return result
 
@@ -675,8 +679,7 @@ def test_a_backfill_run_reports_documents_dagster_has_not_seen_once_before_the_c
     deploy_parser(monkeypatch, NEXT_VERSION)
     documents = dg.AssetKey("raw_si_documents")
     with dg.instance_for_test() as instance:
-        options = {"tags": {ASSET_PARTITION_RANGE_START_TAG: COURTS[0], ASSET_PARTITION_RANGE_END_TAG: COURTS[1]}}
-        first = run_court_partitions(build_definitions(), "company_records", instance, **options)
+        first = materialize_courts(*COURTS, instance=instance)
         events = [(e.asset_key.path[0], e.partition) for e in first.get_asset_materialization_events()]
         # Each court with documents gets one documents event, ahead of every court's records.
         assert sorted(events[:2]) == [("raw_si_documents", court) for court in sorted(COURTS)]
@@ -690,6 +693,6 @@ def test_a_backfill_run_reports_documents_dagster_has_not_seen_once_before_the_c
 
         # The next version's run finds the documents as Dagster knows them and reports none again.
         deploy_parser(monkeypatch, f"{NEXT_VERSION}-2")
-        second = run_court_partitions(build_definitions(), "company_records", instance, **options)
-        assert second.success and not materializations_of(second, "raw_si_documents")
+        second = materialize_courts(*COURTS, instance=instance)
+        assert not materializations_of(second, "raw_si_documents")
         assert {m.partition for m in materializations_of(second, "company_records")} >= set(COURTS)
