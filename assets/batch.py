@@ -14,9 +14,9 @@ import dagster as dg
 from sqlalchemy.engine import Engine
 
 from assets.retries import retried_before_claim
-from orchestration import queue
 from orchestration.db import queries
-from orchestration.worker import BatchAborted, BatchReport, Stage, run_batches
+from orchestration.runtime import queue
+from orchestration.runtime.worker import BatchAborted, BatchReport, Stage, run_batches
 
 # The head of the batch a sensor requested the run for (queue.ClaimStart as text): the run's claim
 # starts there.

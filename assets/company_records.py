@@ -14,11 +14,11 @@ from assets.partitions import (
     reparse_courts,
     work_queue_by_court,
 )
-from orchestration import queue
-from orchestration.court_state import SI_RECORDS
-from orchestration.documents import DocumentStore
+from orchestration.records.court_state import SI_RECORDS
+from orchestration.records.documents import DocumentStore
+from orchestration.runtime import queue
+from orchestration.runtime.worker import BatchAborted, work_claimed
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import BatchAborted, work_claimed
 from orchestration.xjustiz import PARSER_VERSION
 from resources.database import DatabaseResource
 from resources.documents import DocumentStoreResource

@@ -6,7 +6,7 @@ from assets.batch import BatchCheck, batch_metadata, check_specs, run_checks, wo
 from assets.company_records import parse_downloaded
 from assets.keys import DISCOVERED_ENTITIES, RAW_SI_DOCUMENTS
 from assets.partitions import register_court_partitions_def, report_documents
-from orchestration.court_state import SI_RECORDS
+from orchestration.records.court_state import SI_RECORDS
 from orchestration.stages.discovery import DiscoveryStage
 from resources.database import DatabaseResource
 from resources.discovery import SearchPolicyResource

@@ -1,4 +1,4 @@
-"""The partitions of the parsed assets: the register court (orchestration.courts).
+"""The partitions of the parsed assets: the register court (orchestration.records.courts).
 
 173 keys, however many companies the register holds: a person can ask for "München" (D2601) on
 the Backfills page, and a parser change is one backfill over them.
@@ -33,8 +33,7 @@ from sqlalchemy.engine import Engine
 
 from assets.batch import BatchCheck, run_checks, work_batch
 from assets.retries import retried_before_claim
-from orchestration import queue
-from orchestration.court_state import (
+from orchestration.records.court_state import (
     EMPTY_FINGERPRINT,
     CourtState,
     CourtStateQueries,
@@ -43,9 +42,10 @@ from orchestration.court_state import (
     courts_of_entities,
     document_fingerprints,
 )
-from orchestration.courts import CourtSummary, register_courts, run_by_court
-from orchestration.reparse import CourtReparse, ReparseCourt, reparse_court
-from orchestration.worker import BatchAborted, BatchReport, Stage
+from orchestration.records.courts import CourtSummary, register_courts, run_by_court
+from orchestration.records.reparse import CourtReparse, ReparseCourt, reparse_court
+from orchestration.runtime import queue
+from orchestration.runtime.worker import BatchAborted, BatchReport, Stage
 
 register_court_partitions_def = dg.StaticPartitionsDefinition(list(register_courts()))
 # How often a backfill run looks again at a court that was not current once it had worked it.

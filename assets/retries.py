@@ -17,9 +17,9 @@ import dagster as dg
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from orchestration import queue
 from orchestration.db.problems import database_problem
-from orchestration.worker import BatchAborted
+from orchestration.runtime import queue
+from orchestration.runtime.worker import BatchAborted
 
 # The retry settings of the row as the sensor read it when it requested the run: what a step
 # retries by when the database is unreachable at its start and the row cannot be read.

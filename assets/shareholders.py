@@ -16,13 +16,13 @@ from assets.partitions import (
     report_documents,
     work_queue_by_court,
 )
-from orchestration.court_state import SHAREHOLDER_RECORDS
-from orchestration.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
+from orchestration.records.court_state import SHAREHOLDER_RECORDS
+from orchestration.records.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
+from orchestration.runtime.worker import BatchReport
 from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.shareholders.store import load_shareholders, review_summary
 from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import ShareholderParsingStage
-from orchestration.worker import BatchReport
 from resources.database import DatabaseResource
 from resources.documents import DocumentStoreResource
 from resources.job_queue import JobQueueResource

@@ -3,7 +3,7 @@
 import signal
 import sys
 
-from orchestration.processes import reset_interrupt_signals
+from orchestration.runtime.processes import reset_interrupt_signals
 
 # Every benchmark is a program of its own: begin it with SIGINT and SIGTERM at their defaults, so
 # the pools and servers it starts answer SIGTERM even when it was started as a background job.

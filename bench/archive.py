@@ -25,8 +25,8 @@ from datetime import timedelta
 import sqlalchemy as sa
 
 from bench.common import bench_database, load_stand_in_entities, log
-from orchestration import queue
 from orchestration.db.engine import create_app_engine
+from orchestration.runtime import queue
 
 ENTITIES = 10_000
 ROUNDS = 4

@@ -76,15 +76,16 @@ from bench.common import (
     peak_rss_mb,
 )
 from bench.latency import fresh_queries, p50_p95, search_to_parsed_s
-from orchestration import devstack, queue
-from orchestration.backfills import BACKFILL_STATUS, backfill_status, launch_backfill, webserver_graphql
-from orchestration.courts import register_courts
 from orchestration.db.engine import create_app_engine
-from orchestration.documents import INLINE_LIMIT_BYTES, DocumentStore
-from orchestration.periodic import Periodic
+from orchestration.records.courts import register_courts
+from orchestration.records.documents import INLINE_LIMIT_BYTES, DocumentStore
+from orchestration.runtime import queue
+from orchestration.runtime.periodic import Periodic
+from orchestration.runtime.worker import run_batches
 from orchestration.settings import Settings
+from orchestration.stacks import devstack
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import run_batches
+from orchestration.webserver.backfills import BACKFILL_STATUS, backfill_status, launch_backfill, webserver_graphql
 from orchestration.xjustiz import PARSER_VERSION, parse_si
 
 ENTITIES = int(os.environ.get("BENCH_ENTITIES", "100000"))

@@ -39,13 +39,13 @@ import sqlalchemy as sa
 
 from bench.common import bench_database, log
 from orchestration.db.engine import create_app_engine
-from orchestration.documents import DocumentStore
+from orchestration.records.documents import DocumentStore
 from orchestration.register.portal import PortalClient
 from orchestration.register.ratelimit import SharedRateLimiter
+from orchestration.runtime.worker import run_batch
 from orchestration.settings import Settings
 from orchestration.stages.discovery import DiscoveryStage
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import run_batch
 from sample_register.entities import insert_known_entities
 from sample_register.retrievals import RetrievalLog
 from sample_register.server import SampleRegisterThread, start_sample_register_in_thread

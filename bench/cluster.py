@@ -1,6 +1,6 @@
 """The multi-host layout's throughput against the single machine's, and the object store's read cost.
 
-1. N xml_parsing jobs through the cluster layout (`orchestration.cluster`: PostgreSQL over TCP,
+1. N xml_parsing jobs through the cluster layout (`orchestration.stacks.cluster`: PostgreSQL over TCP,
    Redis, moto's S3, a code server, the daemon, Celery workers) with one worker, then with two.
 2. N more through the embedded single-machine layout (`hreg dev`'s daemon, in-process runs), in
    the same run.
@@ -31,10 +31,10 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from bench.common import bench_stack_environment, cloned_documents, load_entities, log
-from orchestration import cluster, devstack
 from orchestration.db.engine import create_app_engine
-from orchestration.documents import DocumentStore
-from orchestration.object_store import open_object_store
+from orchestration.records.documents import DocumentStore
+from orchestration.records.object_store import open_object_store
+from orchestration.stacks import cluster, devstack
 
 JOBS = int(os.environ.get("BENCH_JOBS", "2000"))
 READS = int(os.environ.get("BENCH_READS", "200"))

@@ -16,11 +16,11 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, make_url
 
-from orchestration.courts import register_courts
 from orchestration.db import embedded
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import upgrade
-from orchestration.documents import DocumentStore
+from orchestration.records.courts import register_courts
+from orchestration.records.documents import DocumentStore
 from orchestration.settings import Settings
 from orchestration.xjustiz import CompanyRecord, parse_si
 from sample_register.si_writer import write_si

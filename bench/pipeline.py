@@ -29,11 +29,11 @@ import sqlalchemy as sa
 
 from bench.common import bench_stack_environment, cloned_documents, load_entities, log
 from bench.latency import open_to_parsed_s, p50_p95
-from orchestration import devstack
 from orchestration.db.engine import create_app_engine
-from orchestration.documents import DocumentStore
+from orchestration.records.documents import DocumentStore
+from orchestration.runtime.worker import run_batch
+from orchestration.stacks import devstack
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import run_batch
 from sensors.jobs import IN_FLIGHT
 
 JOBS = int(os.environ.get("BENCH_JOBS", "10000"))

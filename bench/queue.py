@@ -1,4 +1,4 @@
-"""Queue throughput: claim plus complete through orchestration.queue, with every trigger on, against
+"""Queue throughput: claim plus complete through orchestration.runtime.queue, with every trigger on, against
 a raw ``UPDATE … SKIP LOCKED`` claim on a bare table of the same size without triggers.
 
 The project's jobs are xml_parsing jobs of real entities (stored SI documents, status xml_ready),
@@ -28,9 +28,9 @@ import uuid
 import sqlalchemy as sa
 
 from bench.common import bench_database, load_stand_in_entities, log
-from orchestration import queue
 from orchestration.db.engine import create_app_engine
-from orchestration.processes import run_in_processes
+from orchestration.runtime import queue
+from orchestration.runtime.processes import run_in_processes
 
 BATCH_SIZES = (1, 100, 1000)
 WORKER_COUNTS = (1, 4)
@@ -44,7 +44,7 @@ RESET_PROJECT = sa.text("""
              content.raw_documents, public.searches CASCADE
 """)
 
-# The raw baseline: the same claim and completion statements as orchestration.queue, on a table
+# The raw baseline: the same claim and completion statements as orchestration.runtime.queue, on a table
 # with the queue's columns and only the indexes a bare queue needs (due jobs, leases), without
 # triggers and without the stage gate.
 CREATE_RAW = sa.text("""

@@ -34,7 +34,7 @@ from pathlib import Path
 import pypdfium2
 from PIL import Image
 
-from orchestration.failures import JobError
+from orchestration.runtime.failures import JobError
 from orchestration.shareholders.parse import parse_shareholder_list
 from orchestration.shareholders.shareholder_list import ShareholderList
 from sample_register.expected_shareholders import firm_key, list_problems, load_expected, shareholder_problems

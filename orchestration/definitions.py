@@ -24,8 +24,8 @@ from assets.shareholders import (
     shareholder_list_documents_from_the_queue,
     shareholders_from_the_queue,
 )
-from orchestration.celery_config import celery_executor_config
-from orchestration.dagster_instance import backfill_run_slots
+from orchestration.assembly.celery_config import celery_executor_config
+from orchestration.assembly.dagster_instance import backfill_run_slots
 from orchestration.settings import Settings
 from resources.database import DatabaseResource
 from resources.discovery import SearchPolicyResource

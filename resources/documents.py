@@ -5,8 +5,8 @@ from __future__ import annotations
 from dagster import ConfigurableIOManager, ConfigurableResource, FilesystemIOManager
 from pydantic import Field
 
-from orchestration.documents import DocumentStore
-from orchestration.object_store import S3ObjectStore, open_object_store
+from orchestration.records.documents import DocumentStore
+from orchestration.records.object_store import S3ObjectStore, open_object_store
 from orchestration.settings import Settings
 
 

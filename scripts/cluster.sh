@@ -6,4 +6,4 @@
 # (default data dir: .hreg-cluster/). Ctrl-C stops it all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec .venv/bin/python -m orchestration.cluster "$@"
+exec .venv/bin/python -m orchestration.stacks.cluster "$@"

@@ -13,7 +13,7 @@ import dagster as dg
 
 from assets.batch import BATCH_HEAD_TAG
 from assets.retries import retry_tags
-from orchestration import queue
+from orchestration.runtime import queue
 from resources.database import DatabaseResource
 from resources.job_queue import JobQueueResource
 from sensors.database import skip_while_database_unavailable

@@ -18,8 +18,8 @@ from pathlib import Path
 import boto3
 import sqlalchemy as sa
 
-from orchestration.cluster import postgres_base
 from orchestration.db.engine import create_app_engine
+from orchestration.stacks.cluster import postgres_base
 from process_helpers import wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from database_helpers import TEMPLATE_DB, fresh_database
 from orchestration.db import embedded
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import upgrade
-from orchestration.processes import reset_interrupt_signals
+from orchestration.runtime.processes import reset_interrupt_signals
 from orchestration.settings import Settings
 from sample_register import start_sample_register_in_thread
 

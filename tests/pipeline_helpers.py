@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 import sqlalchemy as sa
 
-from orchestration.documents import DocumentStore
+from orchestration.records.documents import DocumentStore
 
 CREATE_ENTITY = sa.text("""
     INSERT INTO content.entities (court_code, register_type, register_number, name)

@@ -12,8 +12,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from orchestration import queue
-from orchestration.failures import JobError
+from orchestration.runtime import queue
+from orchestration.runtime.failures import JobError
 
 _register_numbers = itertools.count(1000)
 

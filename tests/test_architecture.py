@@ -17,9 +17,9 @@ SAMPLE_WORLD_ENTRANCES = {("orchestration/cli/register.py", "sample_register")}
 # storages that config names).
 DAGSTER_ASSEMBLY = {
     "orchestration/definitions.py",
-    "orchestration/celery_app.py",
-    "orchestration/dagster_instance.py",
-    "orchestration/dagster_storage.py",
+    "orchestration/assembly/celery_app.py",
+    "orchestration/assembly/dagster_instance.py",
+    "orchestration/assembly/dagster_storage.py",
 }
 
 

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from orchestration.cli import main
 from orchestration.db.engine import get_engine
-from orchestration.documents import DocumentStore
+from orchestration.records.documents import DocumentStore
+from orchestration.runtime.worker import run_batches
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import run_batches
 from pipeline_helpers import add_entity_with_si
 from queue_helpers import insert_entity, insert_search
 from sample_register import start_sample_register_in_thread

@@ -9,10 +9,10 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-from orchestration import queue
 from orchestration.cli import main
 from orchestration.db.engine import get_engine
-from orchestration.failures import JobError
+from orchestration.runtime import queue
+from orchestration.runtime.failures import JobError
 from queue_helpers import claim_one, insert_entity, insert_search, job, search, store_si_document
 
 

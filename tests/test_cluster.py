@@ -21,8 +21,8 @@ from cluster_helpers import (
     search_to_shareholders,
     unique_companies,
 )
-from orchestration.cluster import PostgresServer, postgres_base
-from orchestration.devstack import group_members
+from orchestration.stacks.cluster import PostgresServer, postgres_base
+from orchestration.stacks.devstack import group_members
 from process_helpers import wait_until
 from sample_register.corpus import load_corpus
 

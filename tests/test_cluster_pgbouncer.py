@@ -17,7 +17,7 @@ import pytest
 import sqlalchemy as sa
 
 from cluster_helpers import WORKERS, jobs_done, running_cluster, search_to_shareholders, unique_companies
-from orchestration.devstack import group_members
+from orchestration.stacks.devstack import group_members
 from process_helpers import wait_until
 from sample_register.corpus import load_corpus
 

@@ -11,7 +11,7 @@ import dagster as dg
 import pytest
 import sqlalchemy as sa
 
-from orchestration.dagster_instance import ensure_storage, write_instance_config
+from orchestration.assembly.dagster_instance import ensure_storage, write_instance_config
 from orchestration.settings import Settings
 
 

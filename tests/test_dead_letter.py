@@ -9,9 +9,9 @@ import uuid
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-from orchestration import queue
 from orchestration.cli import main
-from orchestration.failures import JobError
+from orchestration.runtime import queue
+from orchestration.runtime.failures import JobError
 from queue_helpers import claim_and_fail, claim_one, entity, insert_entity, insert_search, job, make_due
 
 BROKEN = JobError("parser_error", "element 'rechtstraeger' missing", source="xjustiz", code="/nachricht/grunddaten")

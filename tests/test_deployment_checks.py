@@ -32,7 +32,7 @@ def test_a_cluster_process_without_a_database_url_refuses_to_start_an_embedded_s
 def test_a_cluster_process_without_a_database_url_refuses_to_load(process, tmp_path):
     program = {
         "code location": "from orchestration.definitions import build_definitions; build_definitions()",
-        "Celery worker": "import orchestration.celery_app",
+        "Celery worker": "import orchestration.assembly.celery_app",
     }[process]
     env = {**os.environ, "HREG_CLUSTER": "1", "HREG_DATABASE_URL": "", "HREG_DATA_DIR": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=300)

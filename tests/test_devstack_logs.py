@@ -8,8 +8,8 @@ import time
 
 from sqlalchemy.engine import make_url
 
-from orchestration import devstack
 from orchestration.settings import Settings
+from orchestration.stacks import devstack
 
 # What the Dagster daemon prints (coloured even into a pipe), a traceback after an error, uvicorn.
 OUTPUT = [

@@ -14,14 +14,14 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
-from orchestration import queue
-from orchestration.documents import DocumentStore
+from orchestration.records.documents import DocumentStore
 from orchestration.register import portal_pages, register_client_for
 from orchestration.register.results import SearchMode
+from orchestration.runtime import queue
+from orchestration.runtime.worker import run_batch, run_batches
 from orchestration.settings import Settings
 from orchestration.stages.discovery import DiscoveryStage
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import run_batch, run_batches
 from queue_helpers import as_role, insert_entity, insert_search
 from sample_register import start_sample_register_in_thread
 

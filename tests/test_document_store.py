@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from assets.shareholders import ownership_graph
 from orchestration.db.migrate import upgrade
 from orchestration.definitions import build_resources
-from orchestration.documents import DocumentStore
-from orchestration.object_store import MissingObject, open_object_store
+from orchestration.records.documents import DocumentStore
+from orchestration.records.object_store import MissingObject, open_object_store
 from orchestration.settings import Settings
 from service_helpers import moto_s3_server
 

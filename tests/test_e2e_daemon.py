@@ -19,8 +19,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
 
 from database_helpers import fresh_database
-from orchestration import devstack
 from orchestration.settings import Settings
+from orchestration.stacks import devstack
 from process_helpers import free_port, wait_until
 from webserver_helpers import graphql
 

@@ -11,8 +11,8 @@ from datetime import timedelta
 import pytest
 import sqlalchemy as sa
 
-from orchestration import queue
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime import queue
+from orchestration.runtime.failures import FailureClass, JobError
 from queue_helpers import (
     claim_and_fail,
     claim_one,

@@ -39,7 +39,7 @@ POOL_AFTER_DAGSTER = textwrap.dedent(
     """
     import json
     import sys
-    from orchestration.processes import reset_interrupt_signals, run_in_processes
+    from orchestration.runtime.processes import reset_interrupt_signals, run_in_processes
 
     if sys.argv[1] == "reset":
         reset_interrupt_signals()  # what `hreg`, the benchmarks and the suite's conftest do first

@@ -9,9 +9,9 @@ from datetime import timedelta
 import dagster as dg
 import sqlalchemy as sa
 
-from orchestration import queue
 from orchestration.definitions import build_definitions
-from orchestration.reparse import ReparseScope, enqueue_reparse
+from orchestration.records.reparse import ReparseScope, enqueue_reparse
+from orchestration.runtime import queue
 from queue_helpers import (
     as_role,
     claim_and_fail,
@@ -185,8 +185,8 @@ def test_a_stale_reparse_does_not_queue_again_what_an_archived_job_parsed(engine
 
 
 def test_a_document_an_archived_job_parsed_leaves_its_court_current_and_nothing_to_backfill(engine):
-    from orchestration.court_state import SI_RECORDS, court_states
-    from orchestration.reparse import SI_REPARSE
+    from orchestration.records.court_state import SI_RECORDS, court_states
+    from orchestration.records.reparse import SI_REPARSE
     from orchestration.xjustiz import PARSER_VERSION
 
     court = "D2601"  # insert_entity's

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import sqlalchemy as sa
 
-from orchestration import queue
+from orchestration.runtime import queue
 from queue_helpers import claim_one, expire_lease, history, insert_search, job, make_due, search
 
 # A statement that would wait for a row lock fails instead of hanging the test.

@@ -14,11 +14,11 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.script import ScriptDirectory
 
-from orchestration import queue
 from orchestration.db import sql_definitions
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import MIGRATION_SQL_DIR, _alembic_config, current_revision, sync_job_types, upgrade
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime import queue
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.settings import Settings
 
 SQL_DIR = sql_definitions.SQL_DIR

@@ -27,17 +27,17 @@ from click.testing import CliRunner
 
 from bench.common import iter_cloned_documents, load_entities
 from database_helpers import fresh_database
-from orchestration import devstack
-from orchestration.backfills import launch_backfill
+from orchestration.assembly.dagster_instance import BACKFILL_TAG, backfill_run_slots, instance_config
 from orchestration.cli import main
-from orchestration.courts import register_courts
-from orchestration.dagster_instance import BACKFILL_TAG, backfill_run_slots, instance_config
 from orchestration.db.engine import create_app_engine
 from orchestration.definitions import SENSOR_INTERVAL_SECONDS
-from orchestration.documents import INLINE_LIMIT_BYTES, DocumentStore
+from orchestration.records.courts import register_courts
+from orchestration.records.documents import INLINE_LIMIT_BYTES, DocumentStore
+from orchestration.runtime.worker import run_batches
 from orchestration.settings import Settings
+from orchestration.stacks import devstack
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import run_batches
+from orchestration.webserver.backfills import launch_backfill
 from process_helpers import free_port, wait_until
 from sample_register.shareholder_lists import generate_list
 from webserver_helpers import LOCATION, backfill_state, graphql, wait_for_code_location

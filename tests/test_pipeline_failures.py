@@ -11,11 +11,11 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
-from orchestration import queue
 from orchestration.definitions import build_definitions
-from orchestration.documents import DocumentStore
+from orchestration.records.documents import DocumentStore
+from orchestration.runtime import queue
+from orchestration.runtime.worker import run_batch
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import run_batch
 from pipeline_helpers import add_entity_with_si, history_rows, job_rows, sample_si_files
 from queue_helpers import expire_lease
 from sample_register import start_sample_register_in_thread
@@ -95,7 +95,7 @@ def test_transient_register_error_is_retried_by_the_database_then_succeeds(engin
 HANGING_WORKER = textwrap.dedent("""
     import sys, time
     from orchestration.db.engine import create_app_engine
-    from orchestration.worker import Stage, run_batch
+    from orchestration.runtime.worker import Stage, run_batch
 
     class Hang(Stage):
         job_type = "xml_parsing"

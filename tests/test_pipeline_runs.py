@@ -6,7 +6,7 @@ import dagster as dg
 import sqlalchemy as sa
 
 from orchestration.definitions import build_definitions
-from orchestration.documents import DocumentStore
+from orchestration.records.documents import DocumentStore
 from orchestration.settings import Settings
 from pipeline_helpers import (
     add_entity_with_si,

@@ -3,7 +3,7 @@ from the queue's head only when nothing is left from there."""
 
 import sqlalchemy as sa
 
-from orchestration import queue
+from orchestration.runtime import queue
 from queue_helpers import insert_entity, insert_search
 
 

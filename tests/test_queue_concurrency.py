@@ -6,9 +6,9 @@ import multiprocessing
 
 import sqlalchemy as sa
 
-from orchestration import queue
 from orchestration.db.engine import create_app_engine
-from orchestration.processes import run_in_processes
+from orchestration.runtime import queue
+from orchestration.runtime.processes import run_in_processes
 
 JOBS = 10_000
 # Different batch sizes per worker, so that claims of every size overlap.

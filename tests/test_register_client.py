@@ -15,9 +15,9 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 from orchestration.cli import main
-from orchestration.failures import FailureClass, JobError
 from orchestration.register import PortalClient, ResultRow, SearchMode, register_client_for
 from orchestration.register.results import walk_nodes
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.settings import Settings
 from orchestration.xjustiz import parse_si, validate_xsd
 from sample_register import start_sample_register_in_thread

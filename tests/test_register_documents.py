@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from orchestration.cli import main
-from orchestration.documents import ZIP_MAX_MEMBERS, DocumentStore, unpack_zip
-from orchestration.failures import FailureClass, JobError
+from orchestration.records.documents import ZIP_MAX_MEMBERS, DocumentStore, unpack_zip
 from orchestration.register import Announcement, PortalClient, SearchMode
+from orchestration.runtime.failures import FailureClass, JobError
 from sample_register import start_sample_register_in_thread
 from sample_register.documents import filings
 

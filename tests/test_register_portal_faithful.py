@@ -8,10 +8,10 @@ import re
 import httpx
 import pytest
 
-from orchestration import queue
-from orchestration.failures import FailureClass, JobError
 from orchestration.register import PortalClient, SearchMode, SharedRateLimiter, portal_pages
 from orchestration.register.results import walk_nodes
+from orchestration.runtime import queue
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.stages.shareholder_download import (
     leads_to_shareholder_lists,
     newest_shareholder_list,

@@ -20,13 +20,13 @@ from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PART
 import assets.company_records
 import assets.shareholders
 import orchestration.stages.parsing
-from orchestration import queue
 from orchestration.definitions import build_definitions
-from orchestration.documents import DocumentStore
-from orchestration.reparse import ReparseScope, enqueue_reparse
+from orchestration.records.documents import DocumentStore
+from orchestration.records.reparse import ReparseScope, enqueue_reparse
+from orchestration.runtime import queue
+from orchestration.runtime.worker import run_batch, work_claimed
 from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import run_batch, work_claimed
 from orchestration.xjustiz import PARSER_VERSION, parse_si
 from pipeline_helpers import (
     add_entity_with_si,

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 import orchestration.cli.reparse
 from orchestration.cli import main
 from orchestration.db.engine import get_engine
-from orchestration.documents import DocumentStore
+from orchestration.records.documents import DocumentStore
+from orchestration.runtime.worker import run_batch
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import run_batch
 from orchestration.xjustiz import PARSER_VERSION
 from pipeline_helpers import add_entity_with_si, job_rows, sample_si_files
 

@@ -31,16 +31,16 @@ from playwright.sync_api import sync_playwright
 
 from assets.partitions import courts_per_backfill_run
 from database_helpers import fresh_database
-from orchestration import devstack
-from orchestration.backfills import backfill_status
+from orchestration.assembly.dagster_instance import backfill_run_slots
 from orchestration.cli import main
-from orchestration.courts import register_courts
-from orchestration.dagster_instance import backfill_run_slots
 from orchestration.db.engine import create_app_engine
-from orchestration.documents import DocumentStore
+from orchestration.records.courts import register_courts
+from orchestration.records.documents import DocumentStore
+from orchestration.runtime.worker import run_batch
 from orchestration.settings import Settings
+from orchestration.stacks import devstack
 from orchestration.stages.parsing import XmlParsingStage
-from orchestration.worker import run_batch
+from orchestration.webserver.backfills import backfill_status
 from orchestration.xjustiz import PARSER_VERSION
 from pipeline_helpers import add_entity_with_si, job_rows, sample_si_files
 from process_helpers import free_port, wait_until

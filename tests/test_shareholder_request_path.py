@@ -11,8 +11,8 @@ import uuid
 import dagster as dg
 import sqlalchemy as sa
 
-from orchestration import queue
 from orchestration.definitions import build_definitions
+from orchestration.runtime import queue
 from pipeline_helpers import history_rows, job_rows
 from queue_helpers import claim_one, insert_entity, insert_raw_document
 

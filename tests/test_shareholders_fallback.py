@@ -14,7 +14,7 @@ from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen.canvas import Canvas
 
 from orchestration.cli import main
-from orchestration.failures import JobError
+from orchestration.runtime.failures import JobError
 from orchestration.shareholders.page_reader import read_pages
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
 from orchestration.shareholders.tables import read_tables

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from orchestration.cli import main
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.shareholders.page_reader import MAX_PAGE_PIXELS, MAX_PAGES, read_pages
 from sample_register.shareholder_lists import generate_list
 

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.settings import LlmEndpoint
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
 from orchestration.shareholders.shareholder_list import Shareholder, StatedShareholder

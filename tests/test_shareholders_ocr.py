@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytesseract
 import pytest
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.shareholders.page_reader import read_pages
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
 from orchestration.shareholders.tables import read_tables

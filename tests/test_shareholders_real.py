@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestration.failures import JobError
+from orchestration.runtime.failures import JobError
 from orchestration.shareholders.page_layout import Page
 from orchestration.shareholders.page_reader import read_pages
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list

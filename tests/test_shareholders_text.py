@@ -9,7 +9,7 @@ import pdfplumber
 import pytest
 from reportlab.pdfgen.canvas import Canvas
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.shareholders.page_reader import read_pages
 from orchestration.shareholders.parse import parse_shareholder_list
 from sample_register.shareholder_lists import LAYOUTS, generate_list

@@ -9,8 +9,8 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from orchestration import queue
-from orchestration.failures import JobError
+from orchestration.runtime import queue
+from orchestration.runtime.failures import JobError
 from queue_helpers import (
     claim_one,
     count_trigger_calls,

@@ -18,13 +18,13 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from orchestration import devstack
-from orchestration.backfills import webserver_graphql
-from orchestration.dagster_instance import ensure_storage, write_instance_config
+from orchestration.assembly.dagster_instance import ensure_storage, write_instance_config
 from orchestration.db import embedded
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import upgrade
 from orchestration.settings import Settings
+from orchestration.stacks import devstack
+from orchestration.webserver.backfills import webserver_graphql
 from process_helpers import free_port, wait_until
 
 pytestmark = pytest.mark.slow

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.xjustiz import parse_si
 from orchestration.xjustiz.safe_xml import MAX_DOCUMENT_BYTES
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.xjustiz import parse_si
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "shared" / "samples" / "xjustiz"

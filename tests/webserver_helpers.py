@@ -7,7 +7,7 @@ from collections import Counter
 
 import httpx
 
-from orchestration import devstack
+from orchestration.stacks import devstack
 from process_helpers import wait_until
 
 LOCATION = "handelsregister"

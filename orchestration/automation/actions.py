@@ -19,11 +19,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from orchestration import companies
 from orchestration.automation import webhooks
 from orchestration.automation.monitoring_rules import Rule, get_rule
 from orchestration.automation.webhooks import Network
 from orchestration.db import queries
+from orchestration.records import companies
 
 QUERIES = queries.load("automation")
 

@@ -21,9 +21,9 @@ from sqlalchemy.engine import Engine
 
 from orchestration.automation.monitoring_rules import live_rules
 from orchestration.db import queries
-from orchestration.failures import JobError
 from orchestration.register.client import RegisterClient
 from orchestration.register.results import Announcement
+from orchestration.runtime.failures import JobError
 
 QUERIES = queries.load("automation")
 

@@ -45,7 +45,7 @@ import sqlalchemy as sa
 from croniter import croniter
 
 from orchestration.db import queries
-from orchestration.failures import FailureClass
+from orchestration.runtime.failures import FailureClass
 
 QUERIES = queries.load("automation")
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from orchestration.settings import Settings
 
-from orchestration.processes import reset_interrupt_signals
+from orchestration.runtime.processes import reset_interrupt_signals
 
 # Command name -> "module:attribute". Modules are imported when their command runs, so that
 # `hreg status` does not pay for PDF, OCR and LLM libraries.

@@ -8,9 +8,9 @@ import time
 
 import click
 
-from orchestration import devstack
 from orchestration.cli import cli_settings
 from orchestration.db import embedded
+from orchestration.stacks import devstack
 
 
 def _echo_problem(name: str, line: str) -> None:

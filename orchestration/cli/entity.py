@@ -10,9 +10,9 @@ from typing import Any
 import click
 import sqlalchemy as sa
 
-from orchestration import companies
 from orchestration.cli import cli_engine
 from orchestration.cli.status import format_table
+from orchestration.records import companies
 
 
 @click.group()

@@ -8,10 +8,10 @@ from datetime import timedelta
 
 import click
 
-from orchestration import queue
 from orchestration.cli import cli_engine, cli_settings
 from orchestration.cli.status import format_age, format_table
-from orchestration.failures import FailureClass
+from orchestration.runtime import queue
+from orchestration.runtime.failures import FailureClass
 
 
 @click.group()

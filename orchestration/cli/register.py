@@ -10,8 +10,7 @@ from pathlib import Path
 import click
 
 from orchestration.cli import cli_engine, cli_settings
-from orchestration.documents import is_zip, unpack_zip
-from orchestration.failures import JobError
+from orchestration.records.documents import is_zip, unpack_zip
 from orchestration.register import RegisterClient, ResultRow, SearchMode, register_client_for
 from orchestration.register.results import (
     ANNOUNCEMENT_CATEGORIES,
@@ -20,6 +19,7 @@ from orchestration.register.results import (
     documents_with_folders,
     walk_nodes,
 )
+from orchestration.runtime.failures import JobError
 
 
 @click.command("sample-register")

@@ -20,10 +20,10 @@ import click
 import sqlalchemy as sa
 from click.core import ParameterSource
 
-from orchestration.backfills import BackfillError, launch_backfill
 from orchestration.cli import cli_engine, cli_settings
-from orchestration.courts import register_courts, unknown_courts
-from orchestration.reparse import ReparseScope, count_active_reparses, enqueue_reparse
+from orchestration.records.courts import register_courts, unknown_courts
+from orchestration.records.reparse import ReparseScope, count_active_reparses, enqueue_reparse
+from orchestration.webserver.backfills import BackfillError, launch_backfill
 from orchestration.xjustiz import PARSER_VERSION
 
 SCOPE_OPTIONS = "--all, --entity, --search, --since, --court or --stale"
@@ -88,7 +88,7 @@ def reparse(
     courts = tuple(code.strip().upper() for code in courts)
     if unknown := unknown_courts(list(courts)):
         raise click.UsageError(
-            f"not a register court: {', '.join(unknown)} (see orchestration/data/register_courts.tsv)"
+            f"not a register court: {', '.join(unknown)} (see orchestration/records/data/register_courts.tsv)"
         )
     if backfill:
         if any((all_entities, entity_id, search_id, since, stale)):

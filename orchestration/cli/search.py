@@ -10,9 +10,9 @@ import click
 import sqlalchemy as sa
 from click_default_group import DefaultGroup
 
-from orchestration import searches
 from orchestration.cli import cli_engine
 from orchestration.cli.status import format_table
+from orchestration.records import searches
 
 # Searches typed on the command line belong to no application user.
 COMMAND_LINE_USER = uuid.UUID(int=0)

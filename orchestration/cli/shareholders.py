@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from orchestration.cli import cli_engine, cli_settings
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.shareholders.cell_values import parse_amount
 from orchestration.shareholders.parse import METHODS, parse_shareholder_list
 
@@ -77,7 +77,7 @@ def request_command(entity, requested_by) -> None:
     the sensors then run the download and the parsing."""
     import sqlalchemy as sa
 
-    from orchestration import companies
+    from orchestration.records import companies
 
     with cli_engine().begin() as conn:
         try:

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from orchestration import queue
 from orchestration.cli import cli_engine
+from orchestration.runtime import queue
 
 
 def format_age(seconds: float) -> str:

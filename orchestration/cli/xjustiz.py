@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from orchestration.failures import JobError
+from orchestration.runtime.failures import JobError
 from orchestration.xjustiz import parse_si, validate_xsd
 from orchestration.xjustiz.safe_xml import MAX_DOCUMENT_BYTES
 

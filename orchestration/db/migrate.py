@@ -15,7 +15,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Engine
 
 from orchestration.db import sql_definitions
-from orchestration.documents import DocumentStore
+from orchestration.records.documents import DocumentStore
 from orchestration.settings import Settings
 
 MIGRATION_SQL_DIR = Path(__file__).parent / "sql" / "migrations"

@@ -40,7 +40,7 @@ class SearchCriteria:
 class RegisterClient(ABC):
     """Search the register and fetch a company's documents.
 
-    Every call may raise `orchestration.failures.JobError`: transient classes (``timeout``,
+    Every call may raise `orchestration.runtime.failures.JobError`: transient classes (``timeout``,
     ``dependency_unavailable``) for network errors, timeouts, 5xx, 429 and the portal's
     rate-limit page; ``parser_error`` when a page does not look as expected; ``invalid_file``
     (code ``portal_message``) when the portal refuses a request with a message on its page. A

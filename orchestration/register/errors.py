@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 
 log = logging.getLogger(__name__)
 

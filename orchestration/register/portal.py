@@ -35,7 +35,6 @@ from urllib.parse import unquote, urlencode, urljoin
 import httpx
 from lxml import etree
 
-from orchestration.failures import FailureClass, JobError
 from orchestration.register import errors, portal_pages
 from orchestration.register.client import RegisterClient, SearchCriteria
 from orchestration.register.errors import PageStructureError
@@ -48,6 +47,7 @@ from orchestration.register.results import (
     ResultRow,
     walk_nodes,
 )
+from orchestration.runtime.failures import FailureClass, JobError
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any
 import openai
 from pydantic import ValidationError
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.settings import LlmEndpoint
 from orchestration.shareholders.shareholder_list import ExtractedList, LlmAnswer, Shareholder
 from orchestration.shareholders.tables import Table

@@ -11,7 +11,7 @@ import numpy as np
 import pytesseract
 from PIL import Image, ImageFilter, ImageOps
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.shareholders.page_layout import Page, Rule, Word
 from orchestration.shareholders.ruling import BINARY_THRESHOLD, find_rules
 

@@ -22,7 +22,7 @@ import pypdfium2
 from pdfminer.pdftypes import resolve1
 from PIL import Image
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.shareholders.ocr import read_scan, require_tesseract
 from orchestration.shareholders.page_layout import Page, Rule, Word
 

@@ -15,7 +15,7 @@ import logging
 from decimal import Decimal
 from typing import Literal, get_args
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.settings import LlmEndpoint
 from orchestration.shareholders import rows
 from orchestration.shareholders.llm import extract_with_llm

@@ -16,7 +16,7 @@ from decimal import Decimal
 from difflib import SequenceMatcher
 from typing import Literal
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.shareholders.cell_values import (
     amounts_in,
     birth_date_in,

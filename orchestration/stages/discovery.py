@@ -29,16 +29,16 @@ from typing import ClassVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from orchestration import companies
 from orchestration.db import queries
-from orchestration.documents import DocumentStore
-from orchestration.failures import FailureClass, JobError
-from orchestration.queue import ClaimedJob
+from orchestration.records import companies
+from orchestration.records.documents import DocumentStore
 from orchestration.register.client import RegisterClient
 from orchestration.register.ratelimit import Priority
 from orchestration.register.results import ResultRow, SearchMode
+from orchestration.runtime.failures import FailureClass, JobError
+from orchestration.runtime.queue import ClaimedJob
+from orchestration.runtime.worker import RetrievingStage
 from orchestration.stages.entities import EntityKey, find_entity_row, load_entity_key
-from orchestration.worker import RetrievingStage
 
 # Rows of one result page, the most the portal shows at once.
 ROWS_PER_PAGE = 100

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from orchestration.db import queries
-from orchestration.failures import FailureClass, JobError
 from orchestration.register.client import RegisterClient
 from orchestration.register.results import ResultRow, SearchMode
+from orchestration.runtime.failures import FailureClass, JobError
 
 QUERIES = queries.load("stages")
 

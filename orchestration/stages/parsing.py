@@ -6,11 +6,11 @@ from typing import ClassVar
 
 import sqlalchemy as sa
 
-from orchestration.documents import DocumentStore
-from orchestration.failures import FailureClass, JobError
-from orchestration.queue import ClaimedJob
-from orchestration.revisions import ParsedRecord, write_revisions
-from orchestration.worker import Outcome, Stage, classify_exception
+from orchestration.records.documents import DocumentStore
+from orchestration.records.revisions import ParsedRecord, write_revisions
+from orchestration.runtime.failures import FailureClass, JobError
+from orchestration.runtime.queue import ClaimedJob
+from orchestration.runtime.worker import Outcome, Stage, classify_exception
 from orchestration.xjustiz import parse_si
 
 

@@ -1,7 +1,7 @@
 """shareholder_download: the newest shareholder list of an entity's DK tree, as a raw document.
 
 Its result names the stored document; on completion the database queues the shareholder_parsing
-job for it. A list the portal offers only as a ZIP is unpacked (`orchestration.documents.unpack_zip`)
+job for it. A list the portal offers only as a ZIP is unpacked (`orchestration.records.documents.unpack_zip`)
 and the list inside is stored.
 """
 
@@ -14,13 +14,13 @@ from typing import ClassVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from orchestration.documents import DocumentStore, is_zip, unpack_zip
-from orchestration.failures import FailureClass, JobError
-from orchestration.queue import ClaimedJob
+from orchestration.records.documents import DocumentStore, is_zip, unpack_zip
 from orchestration.register.client import RegisterClient
 from orchestration.register.results import DocumentNode, Download, walk_nodes
+from orchestration.runtime.failures import FailureClass, JobError
+from orchestration.runtime.queue import ClaimedJob
+from orchestration.runtime.worker import RetrievingStage
 from orchestration.stages.entities import EntityKey, find_entity_row, load_entity_key
-from orchestration.worker import RetrievingStage
 
 _LIST_MEDIA_TYPES = ("application/pdf", "image/tiff")
 

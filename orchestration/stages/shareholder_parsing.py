@@ -9,12 +9,12 @@ from typing import ClassVar
 import sqlalchemy as sa
 
 from orchestration.db import queries
-from orchestration.documents import DocumentStore
-from orchestration.failures import FailureClass, JobError
-from orchestration.queue import ClaimedJob
+from orchestration.records.documents import DocumentStore
+from orchestration.runtime.failures import FailureClass, JobError
+from orchestration.runtime.queue import ClaimedJob
+from orchestration.runtime.worker import Outcome, Stage, each_job
 from orchestration.shareholders.shareholder_list import ShareholderList
 from orchestration.shareholders.store import store_shareholder_list
-from orchestration.worker import Outcome, Stage, each_job
 
 QUERIES = queries.load("stages")
 

@@ -18,7 +18,7 @@ import re
 from lxml import etree
 from pydantic import ValidationError
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.xjustiz import parse_v1, parse_v3
 from orchestration.xjustiz.company_record import CompanyRecord
 from orchestration.xjustiz.record import read_record

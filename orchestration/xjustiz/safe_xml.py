@@ -11,7 +11,7 @@ import threading
 
 from lxml import etree
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 
 # The largest real SI seen is ~1 MiB (hundreds of Prokuristen); 20 MiB leaves room without
 # letting one document exhaust a worker.

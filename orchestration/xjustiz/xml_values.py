@@ -9,7 +9,7 @@ from typing import get_args
 
 from lxml import etree
 
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.xjustiz.company_record import RegisterType
 
 XJUSTIZ_NS = "http://www.xjustiz.de"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from orchestration.failures import JobError
+from orchestration.runtime.failures import JobError
 from orchestration.xjustiz.safe_xml import parse_xml
 from orchestration.xjustiz.xml_values import XJUSTIZ_NS
 

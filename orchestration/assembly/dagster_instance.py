@@ -32,7 +32,7 @@ def instance_config(dagster_url: URL, settings: Settings) -> dict:
         # Dagster's own PostgreSQL storages, whose schema checks are kept once true (dagster_storage).
         **{
             f"{kind}_storage": {
-                "module": "orchestration.dagster_storage",
+                "module": "orchestration.assembly.dagster_storage",
                 "class": storage_class,
                 "config": {
                     "postgres_url": dagster_url.render_as_string(hide_password=False),

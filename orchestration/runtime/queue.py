@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 
 from orchestration.db import queries
-from orchestration.failures import FailureClass, JobError
+from orchestration.runtime.failures import FailureClass, JobError
 
 QUERIES = queries.load("queue")
 # How often the lease reaper runs (sensors.jobs): a job whose lease expired is re-queued within this.

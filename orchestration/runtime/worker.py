@@ -22,10 +22,10 @@ import httpx
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from orchestration import queue
-from orchestration.failures import FailureClass, JobError
-from orchestration.periodic import Periodic
-from orchestration.queue import ClaimedJob, ClaimStart, Outcome
+from orchestration.runtime import queue
+from orchestration.runtime.failures import FailureClass, JobError
+from orchestration.runtime.periodic import Periodic
+from orchestration.runtime.queue import ClaimedJob, ClaimStart, Outcome
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from orchestration.db import queries
-from orchestration.failures import FailureClass, JobError
-from orchestration.object_store import ObjectStore, open_object_store
+from orchestration.records.object_store import ObjectStore, open_object_store
+from orchestration.runtime.failures import FailureClass, JobError
 
 QUERIES = queries.load("documents")
 

@@ -1,4 +1,4 @@
-"""The Celery app of a worker host (``dagster-celery worker start -A orchestration.celery_app``):
+"""The Celery app of a worker host (``dagster-celery worker start -A orchestration.assembly.celery_app``):
 dagster-celery's own, once the settings say this host may work."""
 
 from __future__ import annotations

@@ -34,12 +34,12 @@ import httpx
 import yaml
 from sqlalchemy.engine import URL
 
-from orchestration.celery_config import celery_executor_config
-from orchestration.dagster_instance import ensure_storage, write_instance_config
+from orchestration.assembly.celery_config import celery_executor_config
+from orchestration.assembly.dagster_instance import ensure_storage, write_instance_config
 from orchestration.db.engine import dagster_url
-from orchestration.devstack import PROJECT_ROOT, stop_processes, wait_for_http
-from orchestration.processes import reset_interrupt_signals
+from orchestration.runtime.processes import reset_interrupt_signals
 from orchestration.settings import Settings
+from orchestration.stacks.devstack import PROJECT_ROOT, stop_processes, wait_for_http
 
 log = logging.getLogger(__name__)
 
@@ -317,7 +317,7 @@ def start_workers(cluster: Cluster) -> None:
         config.write_text(yaml.safe_dump({"execution": {"config": celery_executor_config(settings)}}))
         cluster.spawn(
             name,
-            [str(BIN / "dagster-celery"), "worker", "start", "-A", "orchestration.celery_app", "-y", str(config),
+            [str(BIN / "dagster-celery"), "worker", "start", "-A", "orchestration.assembly.celery_app", "-y", str(config),
              "-n", name, "-q", "dagster", "--", "--concurrency=1", "--without-gossip", "--without-mingle"],
             env=cluster.worker_env,
         )  # fmt: skip

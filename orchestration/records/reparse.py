@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 import sqlalchemy as sa
 
-from orchestration import queue
-from orchestration.court_state import QUERIES as COURT_STATE_QUERIES
 from orchestration.db import queries
-from orchestration.worker import BatchReport, Stage, work_claimed
+from orchestration.records.court_state import QUERIES as COURT_STATE_QUERIES
+from orchestration.runtime import queue
+from orchestration.runtime.worker import BatchReport, Stage, work_claimed
 
 QUERIES = queries.load("reparse")
 
@@ -83,7 +83,7 @@ class StoredDocumentRedo:
     job_type: str
     # Entity ids (text) of :courts (among :entity_ids unless NULL) whose document :parser_version
     # has not completed nor failed for good since :since, in id order: the companies that keep
-    # those courts unsynced (orchestration.court_state) that a worker may take up.
+    # those courts unsynced (orchestration.records.court_state) that a worker may take up.
     unfinished: sa.TextClause
     # Queues parser_change jobs of :parser_version for :entity_ids, each linked to the job it redoes.
     enqueue: sa.TextClause

@@ -23,14 +23,14 @@ from typing import BinaryIO
 import httpx
 from sqlalchemy.engine import URL
 
-from orchestration.dagster_instance import RUN_START_TIMEOUT_SECONDS, ensure_storage, write_instance_config
+from orchestration.assembly.dagster_instance import RUN_START_TIMEOUT_SECONDS, ensure_storage, write_instance_config
 from orchestration.db.engine import app_url, create_app_engine, dagster_url, ensure_database
 from orchestration.db.migrate import upgrade
 from orchestration.settings import Settings
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 WORKSPACE = PROJECT_ROOT / "workspace.yaml"
 BIN = Path(sys.executable).parent
 

@@ -1,0 +1,2 @@
+"""The Dagster webserver's GraphQL API as a client: backfills of court partitions launched and
+followed from the command line."""
