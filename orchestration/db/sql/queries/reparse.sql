@@ -1,7 +1,7 @@
 -- name: in_scope
 -- Part of the queries below: the companies a re-parse scope names that have a stored SI document.
 -- A scope's fields are :entity_ids, :courts (register courts without a department letter, see
--- orchestration.courts), :search_id and :since; a field that is NULL does not narrow it.
+-- orchestration.records.courts), :search_id and :since; a field that is NULL does not narrow it.
 e.current_si_document_id IS NOT NULL
     AND (CAST(:entity_ids AS uuid[]) IS NULL OR e.id = ANY(CAST(:entity_ids AS uuid[])))
     AND (CAST(:courts AS text[]) IS NULL OR left(e.court_code, 5) = ANY(CAST(:courts AS text[])))

@@ -4,7 +4,7 @@
 -- failing step stops the later steps of that load, and they wait until it succeeds. A job without
 -- an entity matches no earlier stage.
 -- The claim, the sensors' poll and the count of due jobs all read this view, filtered by type and
--- ordered as they claim (orchestration/queue.py).
+-- ordered as they claim (orchestration/runtime/queue.py).
 --
 -- OFFSET 0 keeps the stage check a lookup per candidate in the entity index: without it the
 -- planner may turn it into an anti-join that reads the whole job table on every claim.
