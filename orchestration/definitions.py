@@ -33,8 +33,9 @@ from resources.documents import DocumentStoreResource, ownership_graph_io_manage
 from resources.job_queue import JobQueueResource
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
-from resources.webhooks import WebhookResource
-from sensors.announcements import register_announcements_job, register_announcements_schedule
+from resources.webhooks import AlertWebhookResource, WebhookResource
+from sensors.alerts import dead_letter_alert_sensor, run_failure_alert_sensor
+from sensors.announcements import register_announcements, register_announcements_job, register_announcements_schedule
 from sensors.automation import automation_sensors
 from sensors.jobs import (
     build_job_sensor,
@@ -76,6 +77,7 @@ def asset_job(job_type: str, asset: dg.AssetsDefinition, executor: dg.ExecutorDe
 def build_resources(settings: Settings) -> dict[str, Any]:
     """The resources of the code location, configured by ``settings``."""
     database = DatabaseResource.from_settings(settings)
+    webhooks = WebhookResource.from_settings(settings)
     return {
         "database": database,
         "documents": DocumentStoreResource.from_settings(settings),
@@ -83,7 +85,8 @@ def build_resources(settings: Settings) -> dict[str, Any]:
         "search_policy": SearchPolicyResource.from_settings(settings),
         "job_queue": JobQueueResource.from_settings(settings),
         "shareholder_extractor": ShareholderExtractorResource.from_settings(settings),
-        "webhooks": WebhookResource.from_settings(settings),
+        "webhooks": webhooks,
+        "alert_webhook": AlertWebhookResource.from_settings(settings, webhooks),
         "ownership_graph_io_manager": ownership_graph_io_manager(settings),
     }
 
@@ -98,6 +101,7 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
         shareholder_list_documents,
         build_shareholders_asset(backfills),
         ownership_graph,
+        register_announcements,
     ]
     executor = run_executor(settings)
     jobs = {
@@ -122,6 +126,8 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
             job_archive_sensor,
             ownership_graph_sensor,
             *automation_sensors,
+            run_failure_alert_sensor,
+            dead_letter_alert_sensor,
         ],
         resources=build_resources(settings),
     )

@@ -141,6 +141,26 @@ class Settings(BaseSettings):
     )
     llm_model: str = Field("gpt-4o-mini", description="Model name sent to the LLM endpoint.")
     llm_api_key: str = Field("", description="API key of the LLM endpoint.")
+    metrics_port: int = Field(
+        9464,
+        ge=0,
+        description="Port of the Prometheus endpoint (/metrics: queue, dead letter, rate limit, failed runs) "
+        "that `hreg dev` and the cluster layout serve (`hreg metrics`); 0: none.",
+    )
+    alert_webhook_url: str = Field(
+        "",
+        description="Where failed runs and a growing dead letter are posted (JSON, signed as the monitoring "
+        "rules' webhooks are, reaching the networks HREG_WEBHOOK_ALLOWED_NETWORKS allows); empty: no alerts.",
+    )
+    alert_webhook_secret: str = Field(
+        "", description="Secret of the alert webhook's signature header (X-Hreg-Signature-256)."
+    )
+    run_max_runtime_seconds: int = Field(
+        4 * 3600,
+        ge=0,
+        description="Dagster's run monitoring fails a run that has run longer (dagster/max_runtime), and its "
+        "jobs are given back for a retry; 0: no limit.",
+    )
     webhook_allowed_networks: str = Field(
         "",
         description="Comma-separated networks (CIDR) that webhooks may reach besides public addresses, "

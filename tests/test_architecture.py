@@ -13,13 +13,14 @@ DAGSTER_SIDE = ("dagster", "assets", "resources", "sensors")
 # Where the sample world comes back in: the command that serves it imports it where it runs.
 SAMPLE_WORLD_ENTRANCES = {("orchestration/cli/register.py", "sample_register")}
 # The core modules that assemble Dagster: the code location from the Dagster side, the Celery
-# app of dagster-celery that a worker host runs, and Dagster's instance (its config, and the
-# storages that config names).
+# app of dagster-celery that a worker host runs, Dagster's instance (its config, and the
+# storages that config names), and the metrics endpoint's reading of Dagster's run storage.
 DAGSTER_ASSEMBLY = {
     "orchestration/definitions.py",
     "orchestration/assembly/celery_app.py",
     "orchestration/assembly/dagster_instance.py",
     "orchestration/assembly/dagster_storage.py",
+    "orchestration/assembly/run_metrics.py",
 }
 
 

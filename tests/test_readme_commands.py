@@ -54,6 +54,7 @@ def test_dev_sh_serves_a_search_from_the_cli_and_ctrl_c_leaves_no_process(data_d
         HREG_DATA_DIR=str(data_dir),
         HREG_SAMPLE_REGISTER_PORT=str(free_port()),
         HREG_WEBSERVER_PORT=str(free_port()),
+        HREG_METRICS_PORT=str(free_port()),
     )
     output = data_dir.parent / f"{data_dir.name}.out"
     with output.open("wb") as out:
@@ -65,6 +66,7 @@ def test_dev_sh_serves_a_search_from_the_cli_and_ctrl_c_leaves_no_process(data_d
         wait_until(lambda: b"ready:" in output.read_bytes() or dev.poll() is not None, 360, "dev.sh to be ready")
         assert dev.poll() is None, output.read_text()[-3000:]
         assert f"Dagster UI: http://127.0.0.1:{env['HREG_WEBSERVER_PORT']}" in output.read_text()
+        assert f"metrics: http://127.0.0.1:{env['HREG_METRICS_PORT']}/metrics" in output.read_text()
 
         # In another shell, as the README goes on.
         created = hreg(env, "search", "Bau GmbH").stdout

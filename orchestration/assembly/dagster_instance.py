@@ -60,10 +60,12 @@ def instance_config(dagster_url: URL, settings: Settings) -> dict:
                 "tag_concurrency_limits": [{"key": BACKFILL_TAG, "limit": backfill_run_slots(settings)}],
             },
         },
-        # Marks runs whose process died as failed; their jobs go back through the lease reaper.
+        # Marks runs whose process died, or that ran longer than HREG_RUN_MAX_RUNTIME_SECONDS (a run's
+        # dagster/max_runtime tag overrides it), as failed; failed_run_jobs_sensor gives their jobs back.
         "run_monitoring": {
             "enabled": True,
             "start_timeout_seconds": RUN_START_TIMEOUT_SECONDS,
+            "max_runtime_seconds": settings.run_max_runtime_seconds,
             "poll_interval_seconds": 15,
             "max_resume_run_attempts": 0,
         },

@@ -30,6 +30,7 @@ COMMANDS = {
     "rules": "orchestration.cli.rules:rules",
     "reparse": "orchestration.cli.reparse:reparse",
     "jobs": "orchestration.cli.jobs:jobs",
+    "metrics": "orchestration.cli.metrics:metrics",
 }
 
 

@@ -4,7 +4,8 @@ Services: PostgreSQL (Debian's server, TCP and password authentication), Redis (
 broker), moto's S3 server (the object store), with ``--pgbouncer`` PgBouncer in transaction mode
 in front of PostgreSQL for the workers, and, for HREG_REGISTER=sample, the sample register.
 Processes: a gRPC code server of its own, the webserver and the daemon reaching it through a
-``grpc_server`` workspace, and N Celery workers, each with its own working directory and
+``grpc_server`` workspace, the Prometheus endpoint (`hreg metrics`, at HREG_METRICS_PORT when set)
+beside them, and N Celery workers, each with its own working directory and
 HREG_DATA_DIR. They share nothing but the services. ``scripts/cluster.sh`` runs ``main``.
 """
 
@@ -150,6 +151,7 @@ class Cluster:
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     specs: dict[str, tuple[list[str], Path, dict[str, str], str | None]] = field(default_factory=dict)
     webserver_url: str = ""
+    metrics_url: str = ""
 
     @property
     def env_file(self) -> Path:
@@ -347,9 +349,18 @@ def start_control(cluster: Cluster, code_server_port: int, webserver_port: int) 
     wait_for_http(cluster.webserver_url + "/server_info", webserver, timeout_s=300)
 
 
+def start_metrics(cluster: Cluster, port: int) -> None:
+    """The Prometheus endpoint on the control host, beside the daemon whose instance it reads."""
+    process = cluster.spawn("metrics", [str(BIN / "hreg"), "metrics", "--port", str(port)], cluster.home("control"))
+    cluster.metrics_url = f"http://127.0.0.1:{port}/metrics"
+    wait_for_http(cluster.metrics_url, process, timeout_s=120)
+
+
 def write_env_file(cluster: Cluster) -> str:
     """The environment a CLI on another host needs, as ``set -a; . cluster.env`` reads it."""
-    lines = [f"# The cluster of {cluster.data_dir}; Dagster UI: {cluster.webserver_url}"]
+    lines = [
+        f"# The cluster of {cluster.data_dir}; Dagster UI: {cluster.webserver_url}; metrics: {cluster.metrics_url}"
+    ]
     lines += [f"# worker hosts: {name}={shlex.quote(value)}" for name, value in sorted(cluster.worker_env.items())]
     lines += [f"{name}={shlex.quote(value)}" for name, value in sorted(cluster.env.items())]
     text = "\n".join(lines) + "\n"
@@ -371,6 +382,7 @@ def start(data_dir: Path, workers: int, register: str, pgbouncer: bool = False) 
         start_code_server(cluster, code_server_port)
         start_workers(cluster)
         start_control(cluster, code_server_port, free_port())
+        start_metrics(cluster, int(os.environ.get("HREG_METRICS_PORT") or free_port()))
     except BaseException:
         stop(cluster)
         raise
