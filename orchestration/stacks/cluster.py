@@ -412,9 +412,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--pgbouncer", action="store_true", help="workers reach PostgreSQL through PgBouncer in transaction mode"
     )
-    parser.add_argument("--register", choices=("sample", "live"), default=os.environ.get("HREG_REGISTER", "sample"))
+    settings = Settings()
+    parser.add_argument("--register", choices=("sample", "live"), default=settings.register_kind)
     args = parser.parse_args(argv)
-    data_dir = Path(os.environ.get("HREG_DATA_DIR", PROJECT_ROOT / ".hreg-cluster"))
+    # The cluster's hosts live apart from `hreg dev`'s data unless HREG_DATA_DIR names a directory.
+    data_dir = settings.data_dir if "data_dir" in settings.model_fields_set else PROJECT_ROOT / ".hreg-cluster"
 
     def _interrupted(*_args) -> None:
         raise KeyboardInterrupt
