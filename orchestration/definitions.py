@@ -8,6 +8,8 @@ the database is skipped with a message saying so (sensors.database).
 
 from __future__ import annotations
 
+import re
+import warnings
 from typing import Any
 
 import dagster as dg
@@ -44,6 +46,15 @@ from sensors.jobs import (
     job_archive_sensor,
     lease_reaper_sensor,
 )
+
+# Beta parameters we use on purpose: a court backfill's runs (`backfill_policy`), and `owners`, which
+# Dagster passes to every sensor it builds. Filtered by their exact message here, in the module every
+# process that loads the code location imports, so that no terminal repeats them once per process.
+for _beta_parameter in (
+    "Parameter `backfill_policy` of function `asset` is currently in beta",
+    "Parameter `owners` of initializer `SensorDefinition.__init__` is currently in beta",
+):
+    warnings.filterwarnings("ignore", message=re.escape(_beta_parameter), category=dg.BetaWarning)
 
 # How often each job type's sensor polls: discovery is what a user waits for.
 SENSOR_INTERVAL_SECONDS = {

@@ -18,7 +18,7 @@ class WebhookResource(ConfigurableResource):
     """Networks that webhooks may reach besides public addresses."""
 
     allowed_networks: str = Field(
-        "", description="Comma-separated networks (CIDR), such as 10.0.0.0/8 (HREG_WEBHOOK_ALLOWED_NETWORKS)."
+        description="Comma-separated networks (CIDR), such as 10.0.0.0/8 (HREG_WEBHOOK_ALLOWED_NETWORKS)."
     )
 
     @property

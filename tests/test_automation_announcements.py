@@ -52,8 +52,8 @@ def file_document(sample_register, company) -> str:
 
 
 def tick(db_url, cursor: str | None):
-    database = DatabaseResource(url=db_url.render_as_string(hide_password=False))
-    resources = {"database": database, "webhooks": WebhookResource()}
+    database = DatabaseResource(url=db_url.render_as_string(hide_password=False), pgdata_dir="", worker_role="")
+    resources = {"database": database, "webhooks": WebhookResource(allowed_networks="")}
     return automation_event_sensor(dg.build_sensor_context(cursor=cursor, resources=resources))
 
 

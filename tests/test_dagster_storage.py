@@ -68,3 +68,9 @@ def test_a_run_and_the_calls_of_sensor_ticks_ask_the_catalog_only_once_each(inst
     # The instance, which may not create tables, stored everything in those ensure_storage made.
     assert instance.get_runs_count() == 4
     assert instance.get_latest_materialization_event(dg.AssetKey("court_figures")) is not None
+
+
+def test_a_new_deployment_shows_no_newsletter_modal(instance):
+    # The webserver shows Dagster's "Join the Dagster community" modal while shouldShowNux is
+    # true: nux enabled on the instance, and no one has dismissed it in this DAGSTER_HOME yet.
+    assert instance.nux_enabled is False

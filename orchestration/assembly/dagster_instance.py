@@ -72,6 +72,8 @@ def instance_config(dagster_url: URL, settings: Settings) -> dict:
         "sensors": {"use_threads": True, "num_workers": 4},
         "schedules": {"use_threads": True, "num_workers": 2},
         "telemetry": {"enabled": False},
+        # No "Join the Dagster community" newsletter modal on the first page of every new deployment.
+        "nux": {"enabled": False},
     }
 
 

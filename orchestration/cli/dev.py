@@ -12,6 +12,10 @@ from orchestration.cli import cli_settings
 from orchestration.db import embedded
 from orchestration.stacks import devstack
 
+# The first search the ready line suggests: one that finds companies on the sample register
+# (tests/test_first_look.py runs it there).
+FIRST_SEARCH = "Bau GmbH"
+
 
 def _echo_problem(name: str, line: str) -> None:
     click.echo(f"[{name}] {line}", err=True)
@@ -50,7 +54,7 @@ def dev(no_webserver: bool) -> None:
             click.echo(f"Dagster UI: {stack.webserver_url}")
         if settings.metrics_port:
             click.echo(f"metrics: {devstack.start_metrics(stack, log_dir, _echo_problem)}")
-        click.echo('ready: try `hreg search "Bäckerei"` in another shell; Ctrl-C stops')
+        click.echo(f'ready: try `.venv/bin/hreg search "{FIRST_SEARCH}"` in another shell; Ctrl-C stops')
         while True:
             for name, process in stack.processes.items():
                 if process.poll() is not None:

@@ -382,7 +382,9 @@ def start(data_dir: Path, workers: int, register: str, pgbouncer: bool = False) 
         start_code_server(cluster, code_server_port)
         start_workers(cluster)
         start_control(cluster, code_server_port, free_port())
-        start_metrics(cluster, int(os.environ.get("HREG_METRICS_PORT") or free_port()))
+        # The configured port when one is set, else any free one: clusters side by side never clash.
+        settings = Settings()
+        start_metrics(cluster, settings.metrics_port if "metrics_port" in settings.model_fields_set else free_port())
     except BaseException:
         stop(cluster)
         raise
@@ -424,9 +426,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--pgbouncer", action="store_true", help="workers reach PostgreSQL through PgBouncer in transaction mode"
     )
-    parser.add_argument("--register", choices=("sample", "live"), default=os.environ.get("HREG_REGISTER", "sample"))
+    settings = Settings()
+    parser.add_argument("--register", choices=("sample", "live"), default=settings.register_kind)
     args = parser.parse_args(argv)
-    data_dir = Path(os.environ.get("HREG_DATA_DIR", PROJECT_ROOT / ".hreg-cluster"))
+    # The cluster's hosts live apart from `hreg dev`'s data unless HREG_DATA_DIR names a directory.
+    data_dir = settings.data_dir if "data_dir" in settings.model_fields_set else PROJECT_ROOT / ".hreg-cluster"
 
     def _interrupted(*_args) -> None:
         raise KeyboardInterrupt
