@@ -15,24 +15,18 @@ from typing import Any
 
 import dagster as dg
 import sqlalchemy as sa
-from dagster._core.definitions.data_version import (
-    CODE_VERSION_TAG,
-    DATA_VERSION_IS_USER_PROVIDED_TAG,
-    DATA_VERSION_TAG,
-    NULL_EVENT_POINTER,
-    get_input_data_version_tag,
-    get_input_event_pointer_tag,
-)
-from dagster._core.storage.tags import (
-    ASSET_PARTITION_RANGE_END_TAG,
-    ASSET_PARTITION_RANGE_START_TAG,
-    BACKFILL_ID_TAG,
-    PARTITION_NAME_TAG,
-)
 from sqlalchemy.engine import Engine
 
 from assets.batch import BatchCheck, run_checks, work_batch
 from assets.retries import retried_before_claim
+from orchestration.assembly.dagster_internals import (
+    BACKFILL_ID_TAG,
+    backfill_id_of_run,
+    data_version_of,
+    data_version_tags,
+    partition_keys_of_run,
+    provenance_tags,
+)
 from orchestration.records.court_state import (
     EMPTY_FINGERPRINT,
     CourtState,
@@ -86,16 +80,13 @@ class CourtBackfills:
 
 def courts_of_run(tags: Mapping[str, str]) -> Sequence[str]:
     """The court partitions a run works, by its tags: a range (a multi-run backfill's) or one court."""
-    if ASSET_PARTITION_RANGE_START_TAG in tags:
-        keys = dg.PartitionKeyRange(tags[ASSET_PARTITION_RANGE_START_TAG], tags[ASSET_PARTITION_RANGE_END_TAG])
-        return register_court_partitions_def.get_partition_keys_in_range(keys)
-    return [tags[PARTITION_NAME_TAG]] if PARTITION_NAME_TAG in tags else []
+    return partition_keys_of_run(tags, register_court_partitions_def)
 
 
 def courts_of_other_runs(context: dg.AssetExecutionContext) -> list[Sequence[str]]:
     """The courts of each unfinished other run of this run's backfill, the runs in court order from
     the one after this run's courts on, so that runs done at once start helping different runs."""
-    backfill_id = context.run.tags.get(BACKFILL_ID_TAG)
+    backfill_id = backfill_id_of_run(context.run.tags)
     if backfill_id is None:
         return []
     runs = context.instance.get_runs(
@@ -137,10 +128,6 @@ class ParsedCourts:
     written: str
 
 
-def data_version_tags(data_version: str) -> dict[str, str]:
-    return {DATA_VERSION_TAG: data_version, DATA_VERSION_IS_USER_PROVIDED_TAG: "true"}
-
-
 def documents_materialization(
     documents_key: dg.AssetKey, court: str, fingerprint: str, metadata: dict[str, Any]
 ) -> dg.AssetMaterialization:
@@ -176,7 +163,7 @@ def _latest_documents(context: dg.AssetExecutionContext, key: dg.AssetKey, court
     records = context.instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=key, storage_ids=list(storage_ids.values())), limit=len(storage_ids)
     ).records
-    versions = {record.storage_id: (record.event_log_entry.tags or {}).get(DATA_VERSION_TAG) for record in records}
+    versions = {record.storage_id: data_version_of(record.event_log_entry.tags) for record in records}
     return {court: (storage_id, versions.get(storage_id)) for court, storage_id in storage_ids.items()}
 
 
@@ -250,14 +237,7 @@ def court_events(
             asset_key=parsed.asset_key,
             partition=summary.court,
             metadata=metadata,
-            tags={
-                CODE_VERSION_TAG: parsed.code_version,
-                **data_version_tags(state.records),
-                get_input_data_version_tag(parsed.documents_key): state.documents,
-                get_input_event_pointer_tag(parsed.documents_key): (
-                    NULL_EVENT_POINTER if storage_id is None else str(storage_id)
-                ),
-            },
+            tags=provenance_tags(parsed.code_version, state.records, parsed.documents_key, state.documents, storage_id),
         )
 
 
