@@ -25,6 +25,8 @@ DAGSTER_ASSEMBLY = {
 }
 # The one module that may reach into Dagster's internals.
 DAGSTER_INTERNALS = "orchestration/assembly/dagster_internals.py"
+# The Dagster side, whose functions stay short enough to read at once.
+MAX_FUNCTION_LINES = 60
 
 
 def imports(path: Path) -> list[tuple[str, str | None]]:
@@ -166,3 +168,33 @@ def test_dagster_internals_are_used_in_one_module_only():
     # The scan sees what that module takes (private modules, private overrides): it would see it elsewhere.
     kinds = {use.split(" ")[1] for use in used[DAGSTER_INTERNALS]}
     assert kinds >= {"imports", "uses", "overrides"}, used[DAGSTER_INTERNALS]
+
+
+def function_lengths(path: Path) -> list[tuple[str, int]]:
+    """Every function in ``path`` (nested ones too), by its qualified name, with its lines from
+    its first decorator to its last line."""
+    lengths = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = prefix
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}."
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                first = min([child.lineno, *(decorator.lineno for decorator in child.decorator_list)])
+                lengths.append((f"{prefix}{child.name}", child.end_lineno - first + 1))
+            visit(child, name)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), "")
+    return lengths
+
+
+def test_the_dagster_side_has_no_function_over_60_lines():
+    measured = {
+        f"{path.relative_to(REPO_ROOT)}: {function} ({length} lines)": length
+        for path in modules("assets", "sensors", "resources")
+        for function, length in function_lengths(path)
+    }
+    assert [function for function, length in measured.items() if length > MAX_FUNCTION_LINES] == []
+    # The measure counts what it should: the Dagster side has functions of some length.
+    assert max(measured.values()) > MAX_FUNCTION_LINES // 2
