@@ -16,8 +16,8 @@ import dagster as dg
 
 from assets.batch import queue_job
 from assets.company_records import build_company_records_asset, company_records_from_the_queue
+from assets.court_partitions import CourtBackfills, court_backfill_policy
 from assets.discovery import basic_discovery
-from assets.partitions import CourtBackfills, court_backfill_policy
 from assets.shareholders import (
     build_shareholders_asset,
     ownership_graph,
