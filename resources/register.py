@@ -27,7 +27,7 @@ class RegisterResource(ConfigurableResource):
         description="Refill intervals after which a waiting background retrieval takes a token like a person's."
     )
     diagnostics_dir: str = Field(description="Where pages the client could not read are kept for a look.")
-    timeout_s: float = Field(30.0, description="Seconds to wait for the register to answer a request.")
+    timeout_s: float = Field(default=30.0, description="Seconds to wait for the register to answer a request.")
 
     def get_client(self, priority: Priority = "interactive") -> RegisterClient:
         """A new client with its own portal session, whose retrievals wait as ``priority``; close it
