@@ -96,7 +96,7 @@ def run_checks(engine: Engine, checks: Sequence[BatchCheck], report: BatchReport
 
 
 def work_batch(
-    context: dg.AssetExecutionContext,
+    context: dg.AssetExecutionContext | dg.OpExecutionContext,
     engine: Engine,
     stage: Stage,
     *,
@@ -146,6 +146,8 @@ def as_op_events(events: Generator[Any, None, BatchReport]) -> Generator[Any, No
         except StopIteration as done:
             return done.value
         if isinstance(event, dg.AssetCheckResult):
+            # run_checks names both: an op has no asset to infer them from.
+            assert event.asset_key is not None and event.check_name is not None
             event = dg.AssetCheckEvaluation(
                 asset_key=event.asset_key,
                 check_name=event.check_name,

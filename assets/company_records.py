@@ -43,7 +43,7 @@ def parsed_company_records() -> ParsedCourts:
 
 def parse_downloaded(
     context: dg.AssetExecutionContext, engine: Engine, store: DocumentStore, entity_ids: Sequence[str]
-) -> Iterator[dg.AssetMaterialization | dg.AssetObservation]:
+) -> Iterator[dg.AssetMaterialization | dg.AssetObservation | dg.AssetCheckResult]:
     """Parse, in this run, the documents a person's discovery run has just stored: the due
     interactive xml_parsing jobs of ``entity_ids`` (which the database queued for them), so that
     opening a company takes one run. They are worked as a sensor's run works them (same jobs,

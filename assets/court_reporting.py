@@ -80,7 +80,9 @@ def report_documents(
             yield documents_materialization(documents_key, court, fingerprint, metadata)
 
 
-def _latest_documents(context: dg.AssetExecutionContext, key: dg.AssetKey, courts: set[str]) -> dict[str, tuple]:
+def _latest_documents(
+    context: dg.AssetExecutionContext | dg.OpExecutionContext, key: dg.AssetKey, courts: set[str]
+) -> dict[str, tuple]:
     """Per court, the storage id and data version of the newest materialization of its documents."""
     if not courts:
         return {}
@@ -95,7 +97,10 @@ def _latest_documents(context: dg.AssetExecutionContext, key: dg.AssetKey, court
 
 
 def documents_brought_up_to_date(
-    context: dg.AssetExecutionContext, parsed: ParsedCourts, fingerprints: dict[str, str], known: dict[str, tuple]
+    context: dg.AssetExecutionContext | dg.OpExecutionContext,
+    parsed: ParsedCourts,
+    fingerprints: dict[str, str],
+    known: dict[str, tuple],
 ) -> Iterator[dg.AssetMaterialization]:
     """Report the document partitions of courts whose documents (``fingerprints``) differ from
     what the run knows of them (``known``), and update ``known`` to their newest events.
@@ -123,7 +128,7 @@ def documents_brought_up_to_date(
 
 
 def court_events(
-    context: dg.AssetExecutionContext,
+    context: dg.AssetExecutionContext | dg.OpExecutionContext,
     engine: Engine,
     parsed: ParsedCourts,
     summaries: Sequence[CourtSummary],
@@ -169,7 +174,7 @@ def court_events(
 
 
 def work_queue_by_court(
-    context: dg.AssetExecutionContext,
+    context: dg.AssetExecutionContext | dg.OpExecutionContext,
     engine: Engine,
     stage: Stage,
     parsed: ParsedCourts,

@@ -47,7 +47,9 @@ def retry_request(
 
 
 @contextmanager
-def retried_before_claim(context: dg.AssetExecutionContext, engine: Engine, job_type: str) -> Iterator[queue.JobType]:
+def retried_before_claim(
+    context: dg.AssetExecutionContext | dg.OpExecutionContext, engine: Engine, job_type: str
+) -> Iterator[queue.JobType]:
     """Yields the job type's row; a failure in the block, other than one after the claim
     (BatchAborted, or a Failure that forbids retries), is retried as the row says."""
     try:

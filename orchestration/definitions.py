@@ -106,7 +106,7 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     """The code location configured by ``settings`` (default: the environment's, read now)."""
     settings = settings or Settings()
     backfills = CourtBackfills(court_backfill_policy(backfill_run_slots(settings)), settings.backfill_give_way_seconds)
-    assets = [
+    assets: list[dg.AssetsDefinition | dg.AssetSpec] = [
         basic_discovery,
         build_company_records_asset(backfills),
         shareholder_list_documents,

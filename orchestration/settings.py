@@ -12,12 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 LIVE_REGISTER_URL = "https://www.handelsregister.de"
+# Which results of a search it opens itself (HREG_SEARCH_OPENS).
+SearchOpensRule = Literal["exact", "any", "first"]
 
 
 @dataclass(frozen=True)
@@ -242,13 +244,13 @@ class Settings(BaseSettings):
         return f"http://127.0.0.1:{self.sample_register_port}"
 
     @property
-    def effective_search_opens(self) -> tuple[str, int]:
+    def effective_search_opens(self) -> tuple[SearchOpensRule, int]:
         """(rule, N) of ``search_opens``, with the register's default when it is empty."""
         value = self.search_opens or ("exact:1" if self.register_kind == "live" else "first:10")
         if value == "none":
             return "first", 0
         rule, count = value.split(":")
-        return rule, int(count)
+        return cast(SearchOpensRule, rule), int(count)  # one of them: the field's pattern says so
 
     @property
     def effective_rate_limit_per_hour(self) -> int:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Literal
 
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from orchestration.settings import Settings
+from orchestration.settings import SearchOpensRule, Settings
 
 
 class SearchPolicyResource(ConfigurableResource):
@@ -17,16 +16,14 @@ class SearchPolicyResource(ConfigurableResource):
     result_pages: int = Field(
         description="Result pages a search reads unless it asks for more (HREG_DISCOVERY_RESULT_PAGES)."
     )
-    opens_rule: Literal["exact", "any", "first"] = Field(
-        description="Which results a search opens (HREG_SEARCH_OPENS)."
-    )
+    opens_rule: SearchOpensRule = Field(description="Which results a search opens (HREG_SEARCH_OPENS).")
     opens_count: int = Field(description="The N of the rule: results opened at most.")
     document_fresh_hours: float = Field(
         description="A document retrieved less than this many hours ago is not retrieved again (HREG_DOCUMENT_FRESH_HOURS)."
     )
 
     @property
-    def search_opens(self) -> tuple[str, int]:
+    def search_opens(self) -> tuple[SearchOpensRule, int]:
         return self.opens_rule, self.opens_count
 
     @property

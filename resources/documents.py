@@ -26,7 +26,7 @@ class DocumentStoreResource(ConfigurableResource):
         return cls(location=settings.document_store_location, inline_limit_bytes=settings.document_inline_limit_bytes)
 
 
-def ownership_graph_io_manager(settings: Settings) -> ConfigurableIOManager:
+def ownership_graph_io_manager(settings: Settings) -> ConfigurableIOManager | FilesystemIOManager:
     """Where ownership_graph's DataFrame goes: beside the documents when they are on S3, so that any
     host reads it; otherwise Dagster's filesystem I/O manager under its home, as by default."""
     objects = open_object_store(settings.document_store_location)

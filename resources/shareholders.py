@@ -16,7 +16,7 @@ class ShareholderExtractorResource(ConfigurableResource):
     """Reads shareholder lists: the text layer or OCR, then rules; an LLM when configured."""
 
     method: Literal["auto", "rules", "llm"] = Field(
-        "auto", description="rules, llm, or auto: rules, and the LLM (when configured) where they fail."
+        default="auto", description="rules, llm, or auto: rules, and the LLM (when configured) where they fail."
     )
     llm_base_url: str = Field(description="OpenAI-compatible endpoint (HREG_LLM_BASE_URL); empty: rules only.")
     llm_model: str = Field(description="Model name sent to the endpoint (HREG_LLM_MODEL).")

@@ -31,7 +31,7 @@ from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import FormData
+from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -90,6 +90,11 @@ class View:
     selected: str | None = None  # DK: the row key selected in the bean
     found: list[Announcement] = field(default_factory=list)  # announcements: the results shown
     results: list[Company] = field(default_factory=list)  # a search: every result, for its further pages
+
+    def company_shown(self) -> Company:
+        """The company of a documents view, which is opened for one."""
+        assert self.company is not None
+        return self.company
 
 
 @dataclass
@@ -183,7 +188,7 @@ class SampleRegister:
         key = f"{request.url.path}?cid={request.query_params.get('cid', '')}"
         token = session.redirects.get(key) if session else None
         view = session.views.get(token) if session and token else None
-        if view is None or view.company is None:
+        if session is None or token is None or view is None or view.company is None:
             return HTMLResponse(html.expired_page())
         return self._document_page(session.ids(token), view)
 
@@ -197,7 +202,10 @@ class SampleRegister:
 
     async def post(self, request: Request) -> Response:
         # Browsers post these forms URL-encoded; parsing them needs no multipart library.
-        form = FormData(parse_qsl((await request.body()).decode(), keep_blank_values=True))
+        fields: list[tuple[str, str | UploadFile]] = list(
+            parse_qsl((await request.body()).decode(), keep_blank_values=True)
+        )
+        form = FormData(fields)
         session = self._session(request)
         token = str(form.get(html.VIEW_STATE, ""))
         view = session.views.get(token) if session else None
@@ -257,7 +265,7 @@ class SampleRegister:
             register_number=number or None,
             include_deleted=form.get("form:auchGeloeschte_input") == "on",
         )
-        per_page = int(form.get("form:ergebnisseProSeite_input", "10"))
+        per_page = int(str(form.get("form:ergebnisseProSeite_input", "10")))
         shown = found[:per_page]
         view = View(kind="results", results=found)
         ids = session.new_view(view)
@@ -307,28 +315,28 @@ class SampleRegister:
         ids = session.new_view(View(kind=kind, company=company))
         if kind == "VÖ":
             items = [a for a in self.announcements.items if a.company.key == company.key]
-            content = "".join(f"<p>{html.german(a.published)} {a.category_label}: {a.text}</p>" for a in items)
+            text = "".join(f"<p>{html.german(a.published)} {a.category_label}: {a.text}</p>" for a in items)
         else:
-            content = (
+            text = (
                 f"<p>{company.name}</p><p>{company.seat}</p>"
                 f"<p>Amtsgericht {company.court.name} {company.designation}</p>"
             )
-        return HTMLResponse(html.layout(kind, "/rp_web/welcome.xhtml", ids, content))
+        return HTMLResponse(html.layout(kind, "/rp_web/welcome.xhtml", ids, text))
 
     # ------------------------------------------------------------------------- DK
 
     def _zip_only(self, view: View) -> bool:
-        node = self.tree(view.company).find(view.selected or "")
+        node = self.tree(view.company_shown()).find(view.selected or "")
         return bool(node and node.filing and node.filing.zip_only)
 
     def _selected_node(self, view: View) -> TreeNode | None:
-        return self.tree(view.company).find(view.selected) if view.selected else None
+        return self.tree(view.company_shown()).find(view.selected) if view.selected else None
 
     def _document_page(self, ids: html.PageIds, view: View, errors=()) -> Response:
         page = html.document_page(
             ids,
             view.action,
-            self.tree(view.company),
+            self.tree(view.company_shown()),
             frozenset(view.expanded),
             self._selected_node(view),
             self._zip_only(view),
@@ -343,7 +351,7 @@ class SampleRegister:
         children come only with ``_expandNode`` and the ``expand`` behaviour event."""
         if view.kind != "documents" or form.get("javax.faces.source") != html.TREE:
             return Response(html.partial_response({}), media_type="text/xml", status_code=400)
-        root = self.tree(view.company)
+        root = self.tree(view.company_shown())
         ids = session.ids(token)
         event = form.get("javax.faces.behavior.event")
         expand = form.get(f"{html.TREE}_expandNode")
@@ -379,7 +387,7 @@ class SampleRegister:
         if selection:
             view.selected = selection
         node = self._selected_node(view)
-        if button not in form or before is None or not before.is_document or node is None or not node.is_document:
+        if button not in form or before is None or not before.is_document or node is None or node.filing is None:
             return self._document_page(ids, view)
         radio = form.get(html.FORMAT_RADIO)
         if radio not in ("true", "false"):
@@ -387,11 +395,12 @@ class SampleRegister:
         if radio == "false" and node.filing.zip_only:
             return self._document_page(ids, view, [("Download", "This document is available only as a ZIP file.")])
         now = datetime.now()
+        company = view.company_shown()
         if radio == "true":
-            content = await run_in_threadpool(zipped_document, view.company, node.filing)
-            return _attachment(content, "application/zip", portal_filename(view.company, node.label, now, "zip"))
-        content, media_type, extension = await run_in_threadpool(original_document, view.company, node.filing)
-        return _attachment(content, media_type, portal_filename(view.company, node.label, now, extension))
+            content = await run_in_threadpool(zipped_document, company, node.filing)
+            return _attachment(content, "application/zip", portal_filename(company, node.label, now, "zip"))
+        content, media_type, extension = await run_in_threadpool(original_document, company, node.filing)
+        return _attachment(content, media_type, portal_filename(company, node.label, now, extension))
 
     # ------------------------------------------------------------------------- announcements
 

@@ -8,6 +8,7 @@ from its own seed when its SI document is requested.
 from __future__ import annotations
 
 import random
+from collections.abc import Set
 from datetime import date, timedelta
 from decimal import Decimal
 
@@ -235,13 +236,13 @@ def _company_name(rng: random.Random, legal_form: str, seat: str) -> str:
     return f"{base} {ending}"
 
 
-def generate_companies(seed: int, count: int, *, taken: set[tuple[str, str, str]] = frozenset()) -> list[Company]:
+def generate_companies(seed: int, count: int, *, taken: Set[tuple[str, str, str]] = frozenset()) -> list[Company]:
     """``count`` companies, the same for the same seed; register keys in ``taken`` are avoided."""
     rng = random.Random(seed)
     courts = [(court(code), weight) for code, weight in COURT_WEIGHTS]
     keys = set(taken)
     names: set[str] = set()
-    companies = []
+    companies: list[Company] = []
     while len(companies) < count:
         register_court: Court = _weighted(rng, courts)
         legal_form, register_type = _weighted(rng, [((f, t), w) for f, t, w in LEGAL_FORM_WEIGHTS])
@@ -252,7 +253,7 @@ def generate_companies(seed: int, count: int, *, taken: set[tuple[str, str, str]
             continue
         keys.add(key)
         names.add(name)
-        earlier = ()
+        earlier: tuple[tuple[str, str], ...] = ()
         if rng.random() < 0.1:
             earlier = tuple(
                 (

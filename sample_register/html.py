@@ -358,7 +358,7 @@ def details_panel(ids: PageIds, node: TreeNode | None, zip_only: bool) -> str:
     return (
         f'<table id="{DETAILS_PANEL}" class="ui-panelgrid ui-widget" role="grid"><tbody>'
         '<tr class="ui-widget-content" role="row"><td role="gridcell" class="ui-panelgrid-cell">Document</td>'
-        f'<td role="gridcell" class="ui-panelgrid-cell"><span id="dk_form:selectedNode">{escape(node.label) if chosen else "-"}</span></td></tr>'
+        f'<td role="gridcell" class="ui-panelgrid-cell"><span id="dk_form:selectedNode">{escape(node.label) if chosen and node is not None else "-"}</span></td></tr>'
         '<tr class="ui-widget-content" role="row"><td role="gridcell" class="ui-panelgrid-cell">Format</td>'
         f'<td role="gridcell" class="ui-panelgrid-cell"><table id="{FORMAT_RADIO}" class="ui-selectoneradio ui-widget" role="radiogroup">'
         f"<tbody><tr>{radios}</tr></tbody></table></td></tr>"
@@ -429,7 +429,7 @@ _BERLIN = ZoneInfo("Europe/Berlin")
 def java_date(day: date) -> str:
     """How the portal's links write a date: Java's Date.toString, e.g. "Thu Aug 20 00:00:00 CEST 2026"."""
     midnight = datetime.combine(day, datetime.min.time(), _BERLIN)
-    return midnight.strftime("%a %b %d %H:%M:%S ") + midnight.tzname() + midnight.strftime(" %Y")
+    return midnight.strftime("%a %b %d %H:%M:%S %Z %Y")
 
 
 def _announcement_fields(ids: PageIds, courts: list[Court], states: dict[str, str], categories: dict[str, str]) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+from starlette.applications import Starlette
 
 from sample_register.app import create_app
 from sample_register.corpus import DEFAULT_GENERATED_COUNT, DEFAULT_SEED, load_corpus
@@ -49,10 +50,11 @@ class SampleRegisterThread:
 
     def __init__(self, server: uvicorn.Server) -> None:
         self._server = server
-        self.register = server.config.app.state.register
+        app = server.config.app
+        assert isinstance(app, Starlette | RetrievalLog), "_config serves the register's app, logged or not"
+        self.register = app.state.register
         self.corpus = self.register.corpus
         # What the register served, when the server was started to log it.
-        app = server.config.app
         self.retrieval_log: RetrievalLog | None = app if isinstance(app, RetrievalLog) else None
         self._thread = threading.Thread(target=server.run, name="sample-register", daemon=True)
         self.url = ""
@@ -92,7 +94,6 @@ def start_sample_register_in_thread(
 ) -> SampleRegisterThread:
     """Start a sample register and return once it answers; port 0 picks a free port. It logs
     the retrievals it serves (``retrieval_log``) unless told not to."""
+    # Off the main thread uvicorn leaves signal handling to the process.
     server = uvicorn.Server(_config(port, host, samples_dir, seed, generated, log_retrievals=log_retrievals))
-    # The thread is not the main thread: leave signal handling to the process.
-    server.install_signal_handlers = lambda: None
     return SampleRegisterThread(server).start(timeout_s)

@@ -313,7 +313,11 @@ def _draw_document(
         rows = [_Row(share, _share_percentage_text(wording, share.nominal / capital * 100, places)) for share in shares]
         if several is not None:
             rows = [
-                _Row(share, "", f"{wording.amount(share.nominal * share.count)} ({_percentage_text(wording, share)})")
+                _Row(
+                    share,
+                    "",
+                    f"{wording.amount(share.nominal * (share.count or 1))} ({_percentage_text(wording, share)})",
+                )
                 for share in shares
             ]
             change = ""  # where the later ranges came from, once every holder is drawn
@@ -363,7 +367,7 @@ def _row_percentage(share: Share, capital: Decimal, places: int, *, whole_row: b
     where the layout prints one; a range's per-share percentage is not the row's."""
     if share.count != 1 and not whole_row:
         return None
-    return _stated_percentage(share.nominal * share.count / capital * 100, places)
+    return _stated_percentage(share.nominal * (share.count or 1) / capital * 100, places)
 
 
 def _percentage_text(wording: Wording, share: Share) -> str:
@@ -697,7 +701,7 @@ def _block(canvas: Canvas, document: _Document, block: _Block, y: float, holder_
     wording = document.wording
     canvas.setFont(FONT, FONT_SIZE)
     for i, line in enumerate(block.description):
-        size = FONT_SIZE
+        size: float = FONT_SIZE
         while stringWidth(line, FONT, size) > holder_width and size > 6:
             size -= 0.5
         canvas.setFont(FONT, size)

@@ -171,7 +171,7 @@ def expire_overdue(conn: sa.Connection) -> int:
     return len(expired)
 
 
-def claim_due_actions(conn: sa.Connection, limit: int) -> list[sa.Row]:
+def claim_due_actions(conn: sa.Connection, limit: int) -> Sequence[sa.Row]:
     """Take up to ``limit`` due, unexpired actions; concurrent claimers get disjoint sets."""
     return conn.execute(QUERIES["claim_due_actions"], {**_STALE_CLAIM, "limit": limit}).all()
 

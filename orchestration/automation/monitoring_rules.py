@@ -155,7 +155,7 @@ def validate_source(source_type: str, config: Mapping[str, Any]) -> dict[str, An
     if source_type not in SOURCE_TYPES:
         raise RuleConfigError(f"unknown source type {source_type!r}; one of {list(SOURCE_TYPES)}")
     config = dict(config)
-    scopes = WATCH_SCOPES
+    scopes: tuple[str, ...] = WATCH_SCOPES
     if source_type == "entity_changed":
         _check_keys("entity_changed source", config, {"fields", "watch"})
         if "fields" in config:

@@ -333,7 +333,7 @@ def collect_events(conn: sa.Connection, cursor: EventCursor, rules: Iterable[Rul
 Watchers = Mapping[uuid.UUID, set[tuple[uuid.UUID, int | None]]]
 
 
-def load_watchers(conn: sa.Connection, entity_ids: Iterable[uuid.UUID]) -> Watchers:
+def load_watchers(conn: sa.Connection, entity_ids: Iterable[uuid.UUID | None]) -> Watchers:
     """For each company: the (organization, rule or None) watch-list entries that name it."""
     ids = list({e for e in entity_ids if e is not None})
     watchers: dict[uuid.UUID, set[tuple[uuid.UUID, int | None]]] = {}

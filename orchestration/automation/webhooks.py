@@ -62,7 +62,12 @@ def pinned_destinations(url: str, allowed_networks: Sequence[Network]) -> tuple[
         resolved = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         raise WebhookError(f"cannot resolve {host}: {exc}", retryable=True) from exc
-    addresses = list(dict.fromkeys(ipaddress.ip_address(info[4][0].split("%")[0]) for info in resolved))
+    # An IP family's address is a string (typeshed also allows the int of other families).
+    addresses = list(
+        dict.fromkeys(
+            ipaddress.ip_address(info[4][0].split("%")[0]) for info in resolved if isinstance(info[4][0], str)
+        )
+    )
     for address in addresses:
         if not address.is_global and not any(address in network for network in allowed_networks):
             raise WebhookError(

@@ -250,6 +250,6 @@ def open_command(key: tuple[str, ...], requested_by: uuid.UUID | None) -> None:
         entity_id = _resolve(conn, key)
         _load(conn, entity_id)
         job_id = companies.open_entity(conn, entity_id, requested_by, "opened from the command line")
-        status = companies.entity(conn, entity_id).processing_status
+        status = _load(conn, entity_id).processing_status
     click.echo(f"entity {entity_id}: {status}, job {job_id}")
     click.echo(f"follow it with: hreg entity show {entity_id}")

@@ -10,7 +10,7 @@ import click
 from orchestration.cli import cli_engine, cli_settings, user_option
 from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.shareholders.cell_values import parse_amount
-from orchestration.shareholders.parse import METHODS, parse_shareholder_list
+from orchestration.shareholders.parse import METHODS, Method, parse_shareholder_list
 
 
 @click.group()
@@ -40,7 +40,7 @@ class _Capital(click.ParamType):
     show_default=True,
     help="rules; llm (needs HREG_LLM_BASE_URL); auto: rules, and the LLM when they fail.",
 )
-def parse_command(file: Path, capital: Decimal | None, method: str) -> None:
+def parse_command(file: Path, capital: Decimal | None, method: Method) -> None:
     """Print the shareholders of a list FILE (PDF, TIFF, PNG, JPEG) as JSON; its review status
     (verified or needs_review), where it was read from, failed checks and low-confidence cells
     follow on stderr."""

@@ -68,7 +68,9 @@ def head_revision() -> str:
     """The newest revision this code knows (read once: the scripts do not change under a process)."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    return ScriptDirectory.from_config(config).get_current_head()
+    head = ScriptDirectory.from_config(config).get_current_head()
+    assert head is not None, "the package ships its migrations"
+    return head
 
 
 def schema_behind(engine: Engine) -> str | None:
@@ -78,7 +80,9 @@ def schema_behind(engine: Engine) -> str | None:
     if revision != head:
         return f"the schema is at revision {revision or '(none)'}, this code needs {head}"
     with engine.connect() as connection:
-        versions = dict(connection.execute(sa.text("SELECT type, current_version FROM processing.job_types")).all())
+        versions: dict[str, str] = dict(
+            connection.execute(sa.text("SELECT type, current_version FROM processing.job_types")).all()
+        )
     for job_type, version in code_parser_versions():
         if versions.get(job_type) != version:
             return f"processing.job_types names {job_type} version {versions.get(job_type)}, this code has {version}"

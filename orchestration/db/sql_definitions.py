@@ -12,6 +12,7 @@ its way. Functions come before views, each group in file-name order.
 from __future__ import annotations
 
 import hashlib
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,7 +62,9 @@ def definitions() -> list[Definition]:
 def run_sql(connection: sa.Connection, sql: str) -> None:
     """Execute a SQL script as it is written."""
     # Straight to the driver without parameters, so that '%' in PL/pgSQL is not a placeholder.
-    with connection.connection.dbapi_connection.cursor() as cursor:
+    dbapi_connection = connection.connection.dbapi_connection
+    assert dbapi_connection is not None, "an open connection has one"
+    with closing(dbapi_connection.cursor()) as cursor:
         cursor.execute(sql)
 
 
@@ -74,7 +77,7 @@ def apply(connection: sa.Connection, *, only: list[str] | None = None, everythin
     # As pg_dump's restores do: a function body may name a view or function defined later in the
     # order; PL/pgSQL resolves names when it runs, and this makes SQL-language bodies do the same.
     connection.execute(sa.text("SET LOCAL check_function_bodies = off"))
-    applied = dict(connection.execute(APPLIED_CHECKSUMS).all())
+    applied: dict[str, str] = dict(connection.execute(APPLIED_CHECKSUMS).all())
     current = definitions()
     done = []
     for definition in current:

@@ -124,11 +124,11 @@ class QueueCollector(Collector):
             "Tokens taken (register retrievals made) in the last hour, by bucket and priority.",
             labels=["bucket", "priority"],
         )
-        for row in conn.execute(QUERIES["rate_limit_buckets"]):
-            tokens.add_metric([row.name], row.tokens)
-            per_hour.add_metric([row.name], row.per_hour)
-            taken.add_metric([row.name, "interactive"], row.taken_interactive)
-            taken.add_metric([row.name, "background"], row.taken_background)
+        for bucket in conn.execute(QUERIES["rate_limit_buckets"]):
+            tokens.add_metric([bucket.name], bucket.tokens)
+            per_hour.add_metric([bucket.name], bucket.per_hour)
+            taken.add_metric([bucket.name, "interactive"], bucket.taken_interactive)
+            taken.add_metric([bucket.name, "background"], bucket.taken_background)
         yield tokens
         yield per_hour
         yield taken

@@ -70,7 +70,7 @@ def court_failures(
     """Per court of ``courts``, by failure class, its unfinished companies whose document a job of
     ``parser_version`` has failed for good since ``since``: what keeps a court unsynced until a
     person looks at it, rather than work still under way."""
-    failures = {court: Counter() for court in courts}
+    failures: dict[str, Counter] = {court: Counter() for court in courts}
     parameters = {"courts": list(courts), "parser_version": parser_version, "since": since}
     for row in conn.execute(queries.failures, parameters):
         failures[row.court][row.failure_class] += row.companies

@@ -17,7 +17,8 @@ from urllib.parse import unquote, urlsplit
 
 
 class ObjectStore(Protocol):
-    location: str
+    @property
+    def location(self) -> str: ...
 
     def put(self, key: str, content: bytes) -> None: ...
 

@@ -33,7 +33,7 @@ from typing import TypeVar
 from urllib.parse import unquote, urlencode, urljoin
 
 import httpx
-from lxml import etree
+from lxml import etree, html
 
 from orchestration.register import errors, portal_pages
 from orchestration.register.client import RegisterClient, SearchCriteria
@@ -67,7 +67,7 @@ _FILENAME = re.compile(r'filename\s*=\s*"?([^";]+)"?', re.IGNORECASE)
 class _Page:
     url: str
     content: bytes
-    doc: object  # lxml document
+    doc: html.HtmlElement
 
 
 @dataclass
@@ -172,7 +172,7 @@ class PortalClient(RegisterClient):
             return errors.portal_message_error(what, messages)
         return errors.parser_error(self.diagnostics_dir, content, what, exc)
 
-    def _read(self, content: bytes, what: str, read: Callable[[object], T]) -> T:
+    def _read(self, content: bytes, what: str, read: Callable[[html.HtmlElement], T]) -> T:
         try:
             return read(portal_pages.parse_page(content))
         except PageStructureError as exc:
@@ -222,11 +222,11 @@ class PortalClient(RegisterClient):
 
     def _navigate(self, link_component: str, what: str, *, retrieval: bool = True) -> _Page:
         """Follow a link of the navigation menu, from the current page or a new session's start page."""
-        if self._page is None or not _offers_navigation(self._page):
+        start = self._page
+        if start is None or not _offers_navigation(start):
             # No page yet, or one without navigation (an error page, say): start a new session.
             self._http.cookies.clear()
-            self._load_page("GET", self.base_url + "/", "open the start page", retrieval=False)
-        start = self._page
+            start = self._load_page("GET", self.base_url + "/", "open the start page", retrieval=False)
         form, params = self._read(
             start.content, what, lambda doc: portal_pages.navigation_to(doc, link_component, start.url)
         )
@@ -279,6 +279,7 @@ class PortalClient(RegisterClient):
     def _next_result_page(self, table: portal_pages.ResultTable, court_codes: dict[str, str], what: str) -> None:
         """The next page of the result table, as PrimeFaces' DataTable paginator requests it."""
         form = self._results_form
+        assert form is not None, "a result table came with its form"
         first = len(self._results)
         payload = form.payload(
             {
@@ -338,6 +339,7 @@ class PortalClient(RegisterClient):
                 source=errors.SOURCE,
                 code="no_document",
             )
+        assert self._results_form is not None, "results came with their form"
         return self._results_form, entry.links[kind]
 
     # ------------------------------------------------------------------------- AD, CD, HD, SI, UT, VÖ
@@ -520,6 +522,7 @@ class PortalClient(RegisterClient):
         self._forget_stale_session()
         if self._announcements is None or announcement.id not in self._announcements[1]:
             self.search_announcements(announcement.published, announcement.published)
+        assert self._announcements is not None, "the search just made keeps its page"
         page, _ = self._announcements
         what = f"open announcement {announcement.id}"
 

@@ -117,7 +117,7 @@ class Form:
         return Form(self.form_id, self.action, values)
 
 
-def read_form(form: html.HtmlElement, page_url: str) -> Form:
+def read_form(form: html.FormElement, page_url: str) -> Form:
     form_id = form.get("id") or form.get("name")
     if not form_id or form.get("action") is None:
         raise PageStructureError("a form without id or action")
@@ -501,7 +501,8 @@ def parse_partial_response(content: bytes, *, redirect_allowed: bool = False) ->
     except etree.XMLSyntaxError as exc:
         raise PageStructureError(f"partial response is not XML ({exc})") from exc
     if root.tag != "partial-response":
-        raise PageStructureError(f"expected a partial-response, got <{root.tag}>")
+        # An element's tag is a str; lxml's stubs type it as any tag name lxml accepts, bytes included.
+        raise PageStructureError(f"expected a partial-response, got <{root.tag}>")  # type: ignore[str-bytes-safe]
     error = root.find("error")
     if error is not None:
         raise PageStructureError(f"partial response reports an error: {' '.join(error.itertext()).strip()}")
@@ -509,7 +510,8 @@ def parse_partial_response(content: bytes, *, redirect_allowed: bool = False) ->
     if redirect is not None and not redirect_allowed:
         raise PageStructureError("partial response redirects (session expired?)")
     return PartialResponse(
-        {u.get("id"): u.text or "" for u in root.iter("update")}, redirect.get("url") if redirect is not None else None
+        {u.get("id", ""): u.text or "" for u in root.iter("update")},
+        redirect.get("url") if redirect is not None else None,
     )
 
 

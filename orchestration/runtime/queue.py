@@ -13,12 +13,15 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import sqlalchemy as sa
 
 from orchestration.db import queries
 from orchestration.runtime.failures import FailureClass, JobError
+
+if TYPE_CHECKING:
+    from orchestration.register.ratelimit import Priority
 
 QUERIES = queries.load("queue")
 # How often the lease reaper runs (sensors.jobs): a job whose lease expired is re-queued within this.
@@ -53,7 +56,7 @@ class ClaimedJob(NamedTuple):
     trigger: str
     previous_job_id: str | None
     lease_until: datetime
-    priority: str  # interactive or background
+    priority: Priority
 
     @property
     def attempt(self) -> int:

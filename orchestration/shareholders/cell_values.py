@@ -99,7 +99,7 @@ def percentages_in(text: str, *, bare: bool = False) -> list[tuple[Decimal | Non
     """Percentages of a cell as (value or None for "< 1 %", the text around it); ``bare`` for
     columns headed "in %", whose numbers carry no sign."""
     pattern = BARE_PERCENT if bare and "%" not in text else PERCENT
-    found = []
+    found: list[tuple[Decimal | None, str]] = []
     for match in pattern.finditer(text):
         if match.group("below"):
             found.append((None, text[max(0, match.start() - 20) : match.start()]))

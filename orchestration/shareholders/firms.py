@@ -171,10 +171,14 @@ def register_of(text: str) -> dict:
         }
     authority = _AUTHORITY.search(text)
     labelled = _LABELLED_REGISTER.search(text)
-    if authority is None and labelled is None:
+    if labelled is not None:
+        court = labelled.group("court")
+    elif authority is not None:
+        court = authority.group(0)
+    else:
         return {}
-    court = labelled.group("court") if labelled else authority.group(0)
-    implied = _FOREIGN_AUTHORITIES[int(authority.lastgroup[1:])][1] if authority else None
+    # Each alternative of _AUTHORITY is one group a<i>: a match names the authority it found.
+    implied = _FOREIGN_AUTHORITIES[int(authority.lastgroup[1:])][1] if authority and authority.lastgroup else None
     number = _REGISTER_NUMBER.search(text[labelled.end() :] if labelled else text) or _REGISTER_NUMBER.search(text)
     return {
         "register_court": re.sub(r"\s+", " ", court).strip(" .,"),

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from itertools import accumulate, pairwise
+from typing import TypeVar
 
 import cv2
 import numpy as np
@@ -57,6 +59,9 @@ MIN_INK_PER_COLUMN = 8
 SPECK_SIZE = 3
 
 
+_Read = TypeVar("_Read")  # what a pytesseract function returns: text, or a dict of its fields
+
+
 def require_tesseract() -> None:
     """Fail with dependency_unavailable unless Tesseract and its German and OSD data are installed."""
     try:
@@ -91,7 +96,7 @@ def read_scan(image: Image.Image, *, number: int, max_pixels: int) -> Page:
     # and read in full the way it reads best.
     reduced = image.resize((image.width // 3, image.height // 3), Image.Resampling.BILINEAR)
     tries = {turn: _legibility(_words(reduced.rotate(-turn, expand=True, fillcolor=255))) for turn in (0, 90, 180, 270)}
-    best = max(tries, key=tries.get)
+    best = max(tries, key=tries.__getitem__)
     return _read_upright(image, best, number) if best != rotation else page
 
 
@@ -286,8 +291,8 @@ def _white_gap_strips(cleaned: np.ndarray, rules: list[Rule]) -> list[tuple[int,
     top, bottom = int(across[0]), int(across[-1])
     ink = (cleaned[top:bottom] < BINARY_THRESHOLD).astype(np.uint8)
     # Specks of scanner noise are a pixel or two: an opening removes them, a letter's strokes stay.
-    ink = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((SPECK_SIZE, SPECK_SIZE), np.uint8))
-    inked = np.flatnonzero(ink.sum(axis=0) >= MIN_INK_PER_COLUMN)
+    despeckled = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((SPECK_SIZE, SPECK_SIZE), np.uint8))
+    inked = np.flatnonzero(despeckled.sum(axis=0) >= MIN_INK_PER_COLUMN)
     if not inked.size:
         return []
     gap = width * MIN_COLUMN_GAP_SHARE
@@ -348,7 +353,7 @@ def _osd(image: Image.Image) -> tuple[int, float]:
     return (int(rotation.group(1)) % 360 if rotation else 0), (float(confidence.group(1)) if confidence else 0.0)
 
 
-def _tesseract(function, image: Image.Image, **kwargs) -> str:
+def _tesseract(function: Callable[..., _Read], image: Image.Image, **kwargs) -> _Read:
     try:
         return function(image, timeout=PAGE_TIMEOUT_S, **kwargs)
     except pytesseract.TesseractNotFoundError as error:

@@ -95,10 +95,10 @@ def extract_shareholders(
     llm: LlmEndpoint | None = None,
 ) -> ShareholderList:
     """Shareholders of a list's table, by rules or the LLM, checked."""
+    table = _required(table)
     if method == "llm":
-        table = _required(table)
         return _finish(extract_with_llm(table, llm), "llm", table.source, capital)
-    llm_configured = method == "auto" and llm is not None and table is not None
+    llm_configured = method == "auto" and llm is not None
     try:
         by_rules = _finish(rows.extract(table), "rules", table.source, capital)
     except JobError as error:

@@ -54,6 +54,9 @@ class _Holder:
     changes: list[str] = field(default_factory=list)
 
 
+_SumKind = Literal["subtotal", "total", "either"]
+
+
 @dataclass
 class _RowReading:
     """The values of one row."""
@@ -65,7 +68,7 @@ class _RowReading:
     below_one: bool  # "< 1 %" where no number is stated
     # A sum printed under the row's last amount, without a label: the shareholder's ("subtotal"),
     # the list's ("total"), or either, as long as the first shareholder is the only one read.
-    trailing_sum: tuple[Literal["subtotal", "total", "either"], Decimal] | None
+    trailing_sum: tuple[_SumKind, Decimal] | None
     # An intermediate sum that does not read as the amount and percentage of the row's shares.
     unread_subtotal: str | None = None
 
@@ -158,7 +161,8 @@ def _restore_dropped_decimal_marks(holders: list[Shareholder], total: Decimal) -
     if not total:
         return holders
     stated = [h.percentage for h in holders] + [s.percentage for h in holders for s in h.shares]
-    places = [-p.as_tuple().exponent for p in stated if p is not None]
+    exponents = [p.as_tuple().exponent for p in stated if p is not None]
+    places = [-e for e in exponents if isinstance(e, int)]  # not "n" or "F": no list states NaN or infinity
     decimals = max(set(places), key=places.count, default=0)
     if decimals < 1:
         return holders
@@ -299,13 +303,13 @@ def _read_row(row: _Row, by_role: dict[Role, list[int]], sums: _Sums, list_numbe
     if not numbers and not amounts and not totals:
         return None
     # An unlabelled sum under the last amount ("EUR 100,00" underlined, then "EUR 25.000,00").
-    trailing_sum = None
+    trailing_sum: tuple[_SumKind, Decimal] | None = None
     if len(amounts) > max(len(numbers), 1) and not totals:
         last, above = amounts[-1], sum(amounts[:-1])
         subtotal = last == sums.holder_so_far + above and len(amounts) + bool(sums.holder_so_far) > 2
         total = last == sums.list_so_far + above
         if subtotal or total:
-            kind = "either" if subtotal and total else "subtotal" if subtotal else "total"
+            kind: _SumKind = "either" if subtotal and total else "subtotal" if subtotal else "total"
             trailing_sum, amounts = (kind, last), amounts[:-1]
     # Amounts beyond the numbers read are shares whose number OCR lost, where the row has one
     # column of amounts and single numbers; elsewhere they are the row's other figures.
@@ -452,7 +456,7 @@ def _shareholder(holder: _Holder) -> Shareholder:
     nominal = holder.stated_total if holder.stated_total is not None else _nominal(holder)
     percentage = holder.stated_percentage
     if percentage is None and holder.share_percentages and all(p is not None for p in holder.share_percentages):
-        percentage = sum(holder.share_percentages, Decimal(0))
+        percentage = sum((p for p in holder.share_percentages if p is not None), Decimal(0))
     common = {
         "changes": " ".join(holder.changes) or None,
         "shares": _restore_section_dots(holder.shares),

@@ -141,12 +141,12 @@ class Check(_Strict):
 class Validation(BaseModel):
     checks: list[Check] = Field(default_factory=list)
 
-    @computed_field
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form, which mypy does not model
     @property
     def valid(self) -> bool:
         return not self.failed
 
-    @computed_field
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form, which mypy does not model
     @property
     def status(self) -> Literal["verified", "needs_review"]:
         """verified only when every check passed; anything else is for a person to look at."""

@@ -143,11 +143,11 @@ def _numbers_contiguous(extracted: ExtractedList) -> Check:
                 number = int(prefix[depth])
                 spans.setdefault(tuple(prefix[:depth]), []).append((number, number))
     problems = []
-    for prefix, numbers in sorted(spans.items()):
+    for stem, numbers in sorted(spans.items()):
         expected = 1
         for start, end in sorted(numbers):
             if start > expected:
-                first, last = (".".join([*prefix, str(n)]) for n in (expected, start - 1))
+                first, last = (".".join([*stem, str(n)]) for n in (expected, start - 1))
                 problems.append(
                     f"running number {first} is missing"
                     if first == last
@@ -165,7 +165,9 @@ def _share_totals(extracted: ExtractedList) -> Check:
     for holder in extracted.shareholders:
         if any(share.count is None for share in holder.shares):
             continue  # reported by shares_numbered
-        shares_sum = sum((share.nominal * share.count for share in holder.shares), Decimal(0))
+        shares_sum = sum(
+            (share.nominal * share.count for share in holder.shares if share.count is not None), Decimal(0)
+        )
         if shares_sum != holder.nominal_total:
             problems.append(f"shares of {holder.name} add up to {shares_sum}, not {holder.nominal_total}")
     if problems:
@@ -218,10 +220,11 @@ def _percentages_sum_to_100(extracted: ExtractedList) -> Check:
     missing = [holder.name for holder, bounds in zip(extracted.shareholders, ranges) if bounds is None]
     if missing:
         return _failed(name, [f"no percentage stated for {', '.join(missing)}"])
-    if not ranges:
+    stated = [bounds for bounds in ranges if bounds is not None]  # all of them, none is missing
+    if not stated:
         return _failed(name, ["the list names no shareholder"])
-    low = sum((bounds[0] for bounds in ranges), Decimal(0))
-    high = sum((bounds[1] for bounds in ranges), Decimal(0))
+    low = sum((bounds[0] for bounds in stated), Decimal(0))
+    high = sum((bounds[1] for bounds in stated), Decimal(0))
     if not low <= HUNDRED <= high:
         return _failed(name, [f"stated percentages allow a sum of {low}–{high} %, not 100 %"])
     return _passed(name, f"stated percentages sum to 100 % within rounding ({low}–{high} %)")
@@ -257,7 +260,9 @@ def _share_percentages_match_nominal(extracted: ExtractedList, capital: Decimal 
     nominal amount: a range's percentage is never the shareholder's."""
     name = "share_percentages_match_nominal"
     base = capital or extracted.total_nominal or _nominal_sum(extracted)
-    stated = [(h, s) for h in extracted.shareholders for s in h.shares if s.percentage is not None and s.count]
+    stated = [
+        (h, s, s.percentage) for h in extracted.shareholders for s in h.shares if s.percentage is not None and s.count
+    ]
     if not stated or not base:
         return _skipped(name, "no share row states a percentage of its own")
     # A list that gives share rows percentages gives every row one, or "< 1 %" where it is below
@@ -268,11 +273,11 @@ def _share_percentages_match_nominal(extracted: ExtractedList, capital: Decimal 
         for s in h.shares
         if s.percentage is None and s.count and _share_percentage(s, base) >= 1
     ]
-    for holder, share in stated:
+    for holder, share, percentage in stated:
         exact = _share_percentage(share, base)
-        if abs(exact - share.percentage) > _rounding_tolerance(share.percentage):
+        if abs(exact - percentage) > _rounding_tolerance(percentage):
             problems.append(
-                f"shares {_share_label(share)} of {holder.name} are {exact:.4f} %, stated as {share.percentage} %"
+                f"shares {_share_label(share)} of {holder.name} are {exact:.4f} %, stated as {percentage} %"
             )
     if problems:
         return _failed(name, problems)
@@ -280,7 +285,8 @@ def _share_percentages_match_nominal(extracted: ExtractedList, capital: Decimal 
 
 
 def _share_percentage(share: Share, base: Decimal) -> Decimal:
-    """The exact share of the capital ``base`` a share row holds, in percent."""
+    """The exact share of the capital ``base`` a share row holds, in percent; its shares are counted."""
+    assert share.count is not None
     return share.nominal * share.count / base * HUNDRED
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -197,7 +199,7 @@ class Cluster:
         return self.data_dir / "logs" / f"{name}.log"
 
 
-def _wait(predicate, process: subprocess.Popen, what: str, timeout_s: float = 180) -> None:
+def _wait(predicate: Callable[[], bool], process: subprocess.Popen, what: str, timeout_s: float = 180) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -207,6 +209,16 @@ def _wait(predicate, process: subprocess.Popen, what: str, timeout_s: float = 18
                 return
         time.sleep(0.5)
     raise TimeoutError(f"{what} within {timeout_s:.0f}s")
+
+
+def _accepts_connections(port: int) -> bool:
+    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    return True
+
+
+def _logs_ready(log: Path) -> bool:
+    """A Celery worker's log says it is ready."""
+    return b" ready." in log.read_bytes()
 
 
 def start_services(cluster: Cluster, register: str) -> None:
@@ -249,6 +261,7 @@ def start_pgbouncer(cluster: Cluster) -> None:
     """PgBouncer in transaction mode in front of the server: the workers' application connections
     go through it (what must bypass it: docs/deployment.md)."""
     server = cluster.postgres
+    assert server is not None, "start_services starts the server first"
     base = server.base / "pgbouncer"  # where the postgres user reaches it (PgBouncer refuses root)
     base.mkdir(exist_ok=True)
     users, config = base / "userlist.txt", base / "pgbouncer.ini"
@@ -277,7 +290,7 @@ admin_users = postgres
             os.chown(path, owner.pw_uid, owner.pw_gid)
     users.chmod(0o600)
     process = cluster.spawn("pgbouncer", [PGBOUNCER, str(config)], base, user=user)
-    _wait(lambda: socket.create_connection(("127.0.0.1", port), timeout=1).close() is None, process, "PgBouncer")
+    _wait(lambda: _accepts_connections(port), process, "PgBouncer")
     url = server.url.set(port=port).render_as_string(hide_password=False)
     cluster.worker_env["HREG_DATABASE_URL"] = url
 
@@ -324,7 +337,7 @@ def start_workers(cluster: Cluster) -> None:
             env=cluster.worker_env,
         )  # fmt: skip
     for name in worker_names(cluster):
-        _wait(lambda name=name: b" ready." in cluster.log_path(name).read_bytes(), cluster.processes[name], name)
+        _wait(functools.partial(_logs_ready, cluster.log_path(name)), cluster.processes[name], name)
 
 
 def start_control(cluster: Cluster, code_server_port: int, webserver_port: int) -> None:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import httpx
 from sqlalchemy.engine import URL
@@ -116,8 +116,10 @@ def _popen(stack: Stack, argv: list[str], stdout) -> subprocess.Popen:
 
 def _copy_output(process: subprocess.Popen, log_file: BinaryIO, name: str, echo: Echo) -> None:
     level = "INFO"
-    with log_file, process.stdout:
-        for line in process.stdout:
+    output = process.stdout
+    assert output is not None, "started with its output piped"
+    with log_file, output:
+        for line in output:
             log_file.write(line)
             log_file.flush()
             text = _COLOUR.sub("", line.decode(errors="replace")).rstrip()
@@ -178,7 +180,8 @@ def wait_for_http(url: str, process: subprocess.Popen, timeout_s: float) -> None
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"{process.args[0]} exited with {process.returncode} before {url} answered")
+            program = cast(list[str], process.args)[0]  # every process here starts from an argv list
+            raise RuntimeError(f"{program} exited with {process.returncode} before {url} answered")
         try:
             if httpx.get(url, timeout=2).status_code < 500:
                 return

@@ -28,7 +28,7 @@ class EntityKey:
         return " ".join(p for p in (self.register_type, self.register_number, self.register_suffix) if p)
 
 
-def load_entity_key(conn: sa.Connection, entity_id: str) -> EntityKey:
+def load_entity_key(conn: sa.Connection, entity_id: str | None) -> EntityKey:
     row = conn.execute(QUERIES["entity_key"], {"entity_id": entity_id}).first()
     if row is None:
         raise JobError(FailureClass.INVALID_FILE, f"entity {entity_id} no longer exists", source="entities")

@@ -25,7 +25,7 @@ class XmlParsingStage(Stage):
     def process_chunk(self, conn: sa.Connection, jobs: list[ClaimedJob]) -> dict[str, Outcome]:
         stored = self.documents.load(conn, [job.raw_document_id for job in jobs if job.raw_document_id])
         outcomes: dict[str, Outcome] = {}
-        parsed: list[ParsedRecord] = []
+        parsed: dict[str, ParsedRecord] = {}  # by job id
         for job in jobs:
             document = stored.get(job.raw_document_id) if job.raw_document_id else None
             if document is None:
@@ -40,10 +40,11 @@ class XmlParsingStage(Stage):
             except Exception as exc:  # one bad document fails only its own job
                 outcomes[job.id] = classify_exception(exc)
                 continue
-            parsed.append(ParsedRecord(job.entity_id, job.id, job.raw_document_id, record))
-        changed = write_revisions(conn, parsed)
-        for item in parsed:
-            outcomes[item.job_id] = {
+            assert job.entity_id is not None, "a parsing job is about one company"
+            parsed[job.id] = ParsedRecord(job.entity_id, job.id, job.raw_document_id, record)
+        changed = write_revisions(conn, list(parsed.values()))
+        for job_id, item in parsed.items():
+            outcomes[job_id] = {
                 "source_record_key": item.key,
                 "name": item.record["name"],
                 "new_revision": item.entity_id in changed,

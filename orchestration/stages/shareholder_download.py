@@ -16,6 +16,7 @@ from sqlalchemy.engine import Engine
 
 from orchestration.records.documents import DocumentStore, is_zip, unpack_zip
 from orchestration.register.client import RegisterClient
+from orchestration.register.ratelimit import Priority
 from orchestration.register.results import DocumentNode, Download, walk_nodes
 from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.runtime.queue import ClaimedJob
@@ -64,7 +65,7 @@ class ShareholderDownloadStage(RetrievingStage):
     job_type: ClassVar[str] = "shareholder_download"
     chunk_size: ClassVar[int] = 1
 
-    def __init__(self, client_factory: Callable[[str], RegisterClient], documents: DocumentStore) -> None:
+    def __init__(self, client_factory: Callable[[Priority], RegisterClient], documents: DocumentStore) -> None:
         super().__init__()
         self.client_factory = client_factory
         self.documents = documents

@@ -45,6 +45,7 @@ class ShareholderParsingStage(Stage):
         capital_text = conn.execute(QUERIES["current_capital"], {"entity_id": job.entity_id}).scalar()
         capital = Decimal(capital_text) if capital_text else None
         result = self.extract(document.content, capital)
+        assert job.entity_id is not None, "a parsing job is about one company"
         list_id = store_shareholder_list(
             conn, entity_id=job.entity_id, raw_document_id=document.id, job_id=job.id, result=result, capital=capital
         )

@@ -56,10 +56,11 @@ def read_extract(
         names.text,
     )
     coded = names.kind_text is None
-    kind_value = kind_tag if coded else names.kind_text
+    kind_value = kind_tag if names.kind_text is None else names.kind_text
     entries: list[list] = []  # [entry, column, position, number, kind, text] as read
-    slots = {column: 1, position: 2, number: 3, text: 5}
-    entry = None
+    # Keyed by tag, which lxml's stubs type as any tag name it accepts (bytes, QName) though it reads str.
+    slots: dict[object, int] = {column: 1, position: 2, number: 3, text: 5}
+    entry: list | None = None
     for element in auszug.iterdescendants(entry_tag, column, position, number, kind_value, text):
         tag = element.tag
         if tag == entry_tag:
@@ -72,7 +73,7 @@ def read_extract(
             if entry[4] is None:
                 if coded:
                     entry[4] = code_and_label(element)
-                elif element.getparent().tag == kind_tag:
+                elif (parent := element.getparent()) is not None and parent.tag == kind_tag:
                     entry[4] = clean(element.text)
             continue
         slot = slots[tag]

@@ -130,7 +130,9 @@ def _representation(vertretung: etree._Element | None) -> tuple[str | None, dict
         elif tag == role_reference:
             entitled[clean(element.text) or ""] = current
         else:
-            parent = element.getparent().tag
+            container = element.getparent()
+            assert container is not None  # a descendant has one
+            parent = container.tag
             if parent == AUTHORITY:
                 text = clean(element.text)
                 if text:

@@ -59,8 +59,15 @@ class Participant:
         "roles",
         "seat_city",
     )
+    # Set together in __init__, so declared here for their types.
+    first_name: str | None
+    last_name: str | None
+    birth_date: str | None
+    name: str | None
+    seat_city: str | None
+    address_city: str | None
 
-    def __init__(self, participation: etree._Element | None) -> None:
+    def __init__(self, participation: etree._Element) -> None:
         self.participation = participation
         self.roles: list[list] = []
         self.organisation: etree._Element | None = None  # kept for a Rechtsträger read from its participant
@@ -90,7 +97,7 @@ def read_participants(proceeding: etree._Element, names: ParticipantNames) -> li
     address, seat, person, organisation = names.address, names.seat, names.person, names.organisation
     # 3.x codes a role (code and label in a comment); 1.x names it in a child of the designation.
     coded = names.designation_text is None
-    designation = role_designation if coded else names.designation_text
+    designation = role_designation if names.designation_text is None else names.designation_text
     for element in proceeding.iterdescendants(
         participation, role_number, designation, person, organisation, first_name, last_name, birth_date, name, city
     ):
@@ -104,9 +111,9 @@ def read_participants(proceeding: etree._Element, names: ParticipantNames) -> li
             current.roles.append([clean(element.text) or "", None, None, False])
         elif tag == designation:
             if coded:
-                value = code_and_label(element)
-            elif element.getparent().tag == role_designation:
-                value = clean(element.text)
+                code, label = code_and_label(element)
+            elif (parent := element.getparent()) is not None and parent.tag == role_designation:
+                code, label = None, clean(element.text)  # 1.x names a role without a code
             else:
                 continue  # a 1.x ``content`` of something else
             roles = current.roles
@@ -115,11 +122,7 @@ def read_participants(proceeding: etree._Element, names: ParticipantNames) -> li
             else:
                 role = ["", None, None, True]
                 roles.append(role)
-            if coded:
-                role[1], role[2] = value
-            else:
-                role[2] = value
-            role[3] = True
+            role[1], role[2], role[3] = code, label, True
         elif tag == first_name:
             if current.first_name is None:
                 current.first_name = clean(element.text)
@@ -131,7 +134,9 @@ def read_participants(proceeding: etree._Element, names: ParticipantNames) -> li
                 current.birth_date = iso_date(element.text, element)
         elif tag == city:
             # A city counts below the address or the seat, not e.g. below a place of birth.
-            container = element.getparent().tag
+            parent = element.getparent()
+            assert parent is not None  # a descendant has one
+            container = parent.tag
             if container == address:
                 if current.address_city is None:
                     current.address_city = clean(element.text)
@@ -196,6 +201,7 @@ def _officer_fields(participant: Participant) -> dict:
     where = participant.participation
     if participant.kind == "person":
         first_name, last_name = participant.first_name, participant.last_name
+        name: str | None
         if first_name and last_name:
             name = f"{first_name} {last_name}"
         else:

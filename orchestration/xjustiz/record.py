@@ -105,7 +105,7 @@ def _company(
     concerned = child_text(register_data.get(record.concerned), record.role_reference)
     candidates = [r for r in roles if r[0] == concerned] + [r for r in roles if r[1] == codes.COMPANY_ROLE]
     for _, _, _, participant in candidates:
-        if participant.kind == "organisation":
+        if participant.organisation is not None:  # read with kind "organisation"
             return first_of(participant.organisation, fields)
     raise structure_error(fachdaten, names.no_company)
 

@@ -105,7 +105,7 @@ def element_path(element: etree._Element, child: str | None = None) -> str:
 def structure_error(element: Where, message: str, child: str | None = None) -> JobError:
     if isinstance(element, tuple):
         find, *arguments = element
-        element = find(*arguments)
+        return structure_error(find(*arguments), message, child)
     return JobError(FailureClass.PARSER_ERROR, message, source="xjustiz", code=element_path(element, child))
 
 
