@@ -43,7 +43,7 @@ from orchestration.records.court_state import (
     document_fingerprints,
 )
 from orchestration.records.courts import CourtSummary, register_courts, run_by_court
-from orchestration.records.reparse import CourtReparse, ReparseCourt, reparse_court
+from orchestration.records.reparse import CourtReparse, StoredDocumentRedo, reparse_court
 from orchestration.runtime import queue
 from orchestration.runtime.worker import BatchAborted, BatchReport, Stage
 
@@ -135,6 +135,8 @@ class ParsedCourts:
     # The asset's checks of a run's batches, and the result flag of a job that wrote a new version.
     checks: Sequence[BatchCheck]
     written: str
+    # How a backfill redoes the courts' stored documents.
+    redo: StoredDocumentRedo
 
 
 def data_version_tags(data_version: str) -> dict[str, str]:
@@ -268,7 +270,6 @@ def reparse_courts(
     parsed: ParsedCourts,
     *,
     give_way_seconds: float = 0,
-    reparse: ReparseCourt = reparse_court,
 ) -> Generator[dg.AssetMaterialization | dg.AssetObservation | dg.AssetCheckResult, None, BatchReport]:
     """A backfill run: redo each of its courts with the current code, one materialization per court.
 
@@ -290,11 +291,12 @@ def reparse_courts(
 
         def redo(court: str, *, backward: bool = False) -> CourtReparse:
             try:
-                result = reparse(
+                result = reparse_court(
                     engine,
                     stage,
                     run_id,
                     court,
+                    redo=parsed.redo,
                     parser_version=parsed.code_version,
                     batch_size=job_type.batch_size,
                     lease_seconds=job_type.lease_seconds,

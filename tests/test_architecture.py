@@ -93,3 +93,28 @@ def test_neither_the_product_nor_the_sample_world_imports_tests_or_benchmarks():
         if top_level(module) in test_modules
     ]
     assert strays == []
+
+
+# The one module that names the job types; everywhere else a job type is its spec.
+JOB_TYPE_SPECS = "orchestration/jobs/specs.py"
+
+
+def named_job_types(path: Path, names: set[str]) -> list[str]:
+    """The job types ``path`` names: a string that is a type's name, or SQL in Python that quotes one."""
+    return [
+        f"{path.relative_to(REPO_ROOT)}:{node.lineno} names {node.value!r}"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and (node.value in names or any(f"'{name}'" in node.value for name in names))
+    ]
+
+
+def test_only_the_specs_name_a_job_type():
+    from orchestration.jobs.specs import JOB_TYPES
+
+    names = {spec.name for spec in JOB_TYPES}
+    named = {str(path.relative_to(REPO_ROOT)): named_job_types(path, names) for path in modules(*PRODUCT)}
+    assert [stray for path, found in named.items() if path != JOB_TYPE_SPECS for stray in found] == []
+    # The scan finds the names where they are.
+    assert len(named[JOB_TYPE_SPECS]) == len(names)
