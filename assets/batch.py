@@ -6,8 +6,7 @@ per batch, since an event per entity would cap a run near 50–100 entities/s.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import dagster as dg
@@ -15,6 +14,7 @@ from sqlalchemy.engine import Engine
 
 from assets.retries import retried_before_claim
 from orchestration.db import queries
+from orchestration.jobs.checks import BatchCheck
 from orchestration.runtime import queue
 from orchestration.runtime.worker import BatchAborted, BatchReport, Stage, run_batches
 
@@ -25,17 +25,6 @@ SAMPLE_ROWS = 10
 TOUCHED_ENTITIES_SHOWN = 100
 
 CHECK_QUERIES = queries.load("batch_checks")
-
-
-@dataclass(frozen=True)
-class BatchCheck:
-    """A check over what a batch wrote: ``query`` (of db/sql/queries/batch_checks.sql) counts the
-    rows that break ``description`` among the batch's entities, given as :entity_ids."""
-
-    name: str
-    description: str
-    query: str
-    parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _sample_table(report: BatchReport) -> dg.TableMetadataValue | None:
@@ -156,23 +145,3 @@ def as_op_events(events: Generator[Any, None, BatchReport]) -> Generator[Any, No
                 metadata=event.metadata,
             )
         yield event
-
-
-def queue_job(job_type: str, op: dg.OpDefinition, executor: dg.ExecutorDefinition) -> dg.JobDefinition:
-    """The job a sensor runs for a batch of ``job_type``: the queue's batches as one op.
-
-    A court-partitioned asset whose input is court-partitioned cannot be a step of a run without a
-    partition (Dagster reads the input's data versions for the run's partitions), and a queue run
-    spans courts. Its op reports the materializations, observations and checks of the courts it
-    touched, as the asset does in a backfill."""
-
-    @dg.job(
-        name=f"{job_type}_job",
-        executor_def=executor,
-        tags={"hreg/job_type": job_type},
-        description=f"Works one batch of due {job_type} jobs.",
-    )
-    def work_the_queue():
-        op()
-
-    return work_the_queue

@@ -20,7 +20,7 @@ from assets.court_reporting import CourtEvent, ParsedCourts, court_events, docum
 from assets.retries import retried_before_claim
 from orchestration.records.court_state import court_failures, court_states, document_fingerprints
 from orchestration.records.courts import CourtSummary
-from orchestration.records.reparse import CourtReparse, ReparseCourt, reparse_court
+from orchestration.records.reparse import CourtReparse, reparse_court
 from orchestration.runtime import queue
 from orchestration.runtime.worker import BatchAborted, BatchReport, Stage
 
@@ -50,7 +50,6 @@ class CourtBackfillRun:
     # A document that failed for good from this time on is not tried again by this run.
     since: datetime
     give_way_seconds: float
-    reparse: ReparseCourt
     # Everything the run parsed, in its own courts and helping others: what its checks look at.
     touched: BatchReport = field(init=False)
     # The run's courts' documents as Dagster knows them: court -> storage id and data version of
@@ -77,11 +76,12 @@ class CourtBackfillRun:
 
     def redo(self, court: str, *, backward: bool = False) -> CourtReparse:
         try:
-            result = self.reparse(
+            result = reparse_court(
                 self.engine,
                 self.stage,
                 self.context.run.run_id,
                 court,
+                redo=self.parsed.redo,
                 parser_version=self.parsed.code_version,
                 batch_size=self.job_type.batch_size,
                 lease_seconds=self.job_type.lease_seconds,
@@ -193,7 +193,6 @@ def reparse_courts(
     parsed: ParsedCourts,
     *,
     give_way_seconds: float = 0,
-    reparse: ReparseCourt = reparse_court,
 ) -> Generator[CourtEvent, None, BatchReport]:
     """A backfill run: redo each of its courts with the current code, one materialization per court.
 
@@ -211,7 +210,7 @@ def reparse_courts(
         with engine.connect() as conn:
             since = conn.execute(sa.select(sa.func.now())).scalar_one()
             fingerprints = document_fingerprints(conn, parsed.queries, context.partition_keys)
-        run = CourtBackfillRun(context, engine, stage, parsed, job_type, since, give_way_seconds, reparse)
+        run = CourtBackfillRun(context, engine, stage, parsed, job_type, since, give_way_seconds)
         yield from run.work(fingerprints)
     yield from run_checks(engine, parsed.checks, run.touched, parsed.asset_key)
     failure = run.failure()

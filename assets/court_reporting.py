@@ -22,6 +22,7 @@ from orchestration.records.court_state import (
     document_fingerprints,
 )
 from orchestration.records.courts import CourtSummary, register_courts, run_by_court
+from orchestration.records.reparse import StoredDocumentRedo
 from orchestration.runtime.worker import BatchReport, Stage
 
 # The storage id and data version of a documents partition never reported.
@@ -53,6 +54,8 @@ class ParsedCourts:
     # The asset's checks of a run's batches, and the result flag of a job that wrote a new version.
     checks: Sequence[BatchCheck]
     written: str
+    # How a backfill redoes the courts' stored documents.
+    redo: StoredDocumentRedo
 
 
 def documents_materialization(

@@ -1,78 +1,32 @@
 """Shareholder lists: the documents from the DK tree, the shareholders read from them, and the
 ownership graph as a pandas DataFrame."""
 
-import functools
+from collections.abc import Generator
 
 import dagster as dg
 from sqlalchemy.engine import Engine
 
-from assets.batch import BatchCheck, as_op_events, batch_metadata, check_specs, work_batch
+from assets.batch import batch_metadata, check_specs, work_batch
 from assets.court_backfill import reparse_courts
 from assets.court_partitions import CourtBackfills, register_court_partitions_def
 from assets.court_reporting import ParsedCourts, report_documents, work_queue_by_court
 from assets.keys import COMPANY_RECORDS
+from assets.queue_runs import parsed_courts
+from orchestration.jobs.specs import JobTypeSpec
 from orchestration.records.court_state import SHAREHOLDER_RECORDS
-from orchestration.records.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
 from orchestration.runtime.worker import BatchReport
-from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.shareholders.store import load_shareholders, review_summary
-from orchestration.stages.shareholder_download import ShareholderDownloadStage
-from orchestration.stages.shareholder_parsing import ShareholderParsingStage
 from resources.database import DatabaseResource
-from resources.documents import DocumentStoreResource
-from resources.job_queue import JobQueueResource
-from resources.register import RegisterResource
-from resources.shareholders import ShareholderExtractorResource
+from resources.stages import StagesResource
 
 SHAREHOLDER_LIST_DOCUMENTS = dg.AssetKey("shareholder_list_documents")
 SHAREHOLDERS = dg.AssetKey("shareholders")
 OWNERSHIP_GRAPH = dg.AssetKey("ownership_graph")
 
 
-def parsed_shareholders() -> ParsedCourts:
-    """shareholders as read by the reader version of this code."""
-    return ParsedCourts(
-        SHAREHOLDERS,
-        SHAREHOLDER_LIST_DOCUMENTS,
-        SHAREHOLDER_READER_VERSION,
-        SHAREHOLDER_RECORDS,
-        SHAREHOLDER_CHECKS,
-        written="new_list",
-    )
-
-
-reread_lists = functools.partial(reparse_court, redo=SHAREHOLDER_LIST_REREAD)
-
-
-def _validation_check(name: str, description: str) -> BatchCheck:
-    """The batch's entities whose newest list fails the shareholder-list validation check ``name``."""
-    return BatchCheck(name, description, "lists_failing_check", {"check_name": name})
-
-
-SHAREHOLDER_CHECKS = [
-    BatchCheck(
-        "lists_verified",
-        "every newest list is verified: all checks passed, no cell read with low confidence "
-        "(otherwise it is stored as needs_review)",
-        "lists_needing_review",
-    ),
-    _validation_check(
-        "read_confidently",
-        "no cell that carries a value was read with low OCR confidence",
-    ),
-    _validation_check(
-        "percentages_sum_to_100",
-        "shareholder percentages sum to 100 within the rounding GesLV §4 allows",
-    ),
-    _validation_check(
-        "nominal_sum_matches_capital",
-        "nominal amounts sum to the capital of the parsed register data",
-    ),
-    _validation_check(
-        "shares_numbered",
-        "every share has a running number, without gaps or repeats",
-    ),
-]
+def parsed_shareholders(spec: JobTypeSpec) -> ParsedCourts:
+    """shareholders as read by the reader version ``spec`` deploys."""
+    return parsed_courts(spec, SHAREHOLDERS, SHAREHOLDER_LIST_DOCUMENTS)
 
 
 # Downloaded only by the queue's runs, which span courts: an asset the op below reports, per court.
@@ -89,31 +43,28 @@ shareholder_list_documents = dg.AssetSpec(
 )
 
 
-@dg.op(out={}, description="Works batches of due shareholder_download jobs and reports the courts' lists.")
 def shareholder_list_documents_from_the_queue(
-    context: dg.OpExecutionContext,
-    database: DatabaseResource,
-    documents: DocumentStoreResource,
-    register: RegisterResource,
-    job_queue: JobQueueResource,
-):
-    engine = database.get_engine()
-    stage = ShareholderDownloadStage(register.get_client, documents.get_store())
-    report = work_batch(context, engine, stage, max_batches=job_queue.max_batches_per_run)
+    context: dg.OpExecutionContext, engine: Engine, stages: StagesResource, spec: JobTypeSpec, max_batches: int
+) -> Generator[dg.AssetMaterialization, None, BatchReport]:
+    """Works batches of due shareholder_download jobs and reports the courts' lists."""
+    report = work_batch(context, engine, stages.stage(spec), max_batches=max_batches)
     yield from report_documents(
         engine,
         SHAREHOLDER_LIST_DOCUMENTS,
         SHAREHOLDER_RECORDS,
         report.entity_ids,
-        batch_metadata(report, {"register": register.register_kind}),
+        batch_metadata(report, {"register": stages.register_resource.register_kind}),
     )
+    return report
 
 
-def build_shareholders_asset(backfills: CourtBackfills) -> dg.AssetsDefinition:
+def build_shareholders_asset(backfills: CourtBackfills, spec: JobTypeSpec) -> dg.AssetsDefinition:
+    """shareholders as ``spec``'s reader reads them."""
+
     @dg.asset(
         key=SHAREHOLDERS,
         deps=[SHAREHOLDER_LIST_DOCUMENTS],
-        code_version=SHAREHOLDER_READER_VERSION,
+        code_version=spec.version,
         partitions_def=register_court_partitions_def,
         backfill_policy=backfills.policy,
         output_required=False,  # materialized per court partition by the asset itself
@@ -122,23 +73,12 @@ def build_shareholders_asset(backfills: CourtBackfills) -> dg.AssetsDefinition:
         description="Shareholders read from the lists as tables (text layer or OCR, rules or LLM), one "
         "revision per list, verified or needs_review with its failed checks and low-confidence cells "
         "(content.shareholder_lists, content.shareholders).",
-        check_specs=check_specs(SHAREHOLDER_CHECKS, SHAREHOLDERS),
+        check_specs=check_specs(spec.checks, SHAREHOLDERS),
     )
-    def shareholders(
-        context: dg.AssetExecutionContext,
-        database: DatabaseResource,
-        documents: DocumentStoreResource,
-        shareholder_extractor: ShareholderExtractorResource,
-    ):
+    def shareholders(context: dg.AssetExecutionContext, database: DatabaseResource, stages: StagesResource):
         engine = database.get_engine()
-        stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
         report = yield from reparse_courts(
-            context,
-            engine,
-            stage,
-            parsed_shareholders(),
-            give_way_seconds=backfills.give_way_seconds,
-            reparse=reread_lists,
+            context, engine, stages.stage(spec), parsed_shareholders(spec), give_way_seconds=backfills.give_way_seconds
         )
         yield review_observation(engine, report)
 
@@ -159,23 +99,15 @@ def review_observation(engine: Engine, report: BatchReport) -> dg.AssetObservati
     )
 
 
-@dg.op(
-    out={},
-    description="Works batches of due shareholder_parsing jobs and reports the shareholders of the courts touched.",
-)
 def shareholders_from_the_queue(
-    context: dg.OpExecutionContext,
-    database: DatabaseResource,
-    documents: DocumentStoreResource,
-    shareholder_extractor: ShareholderExtractorResource,
-    job_queue: JobQueueResource,
-):
-    engine = database.get_engine()
-    stage = ShareholderParsingStage(documents.get_store(), shareholder_extractor.parse)
-    report = yield from as_op_events(
-        work_queue_by_court(context, engine, stage, parsed_shareholders(), max_batches=job_queue.max_batches_per_run)
+    context: dg.OpExecutionContext, engine: Engine, stages: StagesResource, spec: JobTypeSpec, max_batches: int
+) -> Generator[dg.AssetMaterialization | dg.AssetObservation | dg.AssetCheckResult, None, BatchReport]:
+    """Works batches of due shareholder_parsing jobs and reports the shareholders of the courts touched."""
+    report = yield from work_queue_by_court(
+        context, engine, stages.stage(spec), parsed_shareholders(spec), max_batches=max_batches
     )
     yield review_observation(engine, report)
+    return report
 
 
 @dg.asset(

@@ -77,6 +77,7 @@ from bench.common import (
 from bench.latency import fresh_queries, p50_p95, search_to_parsed_s
 from orchestration.assembly.dagster_internals import DEFAULT_DAEMON_INTERVAL_SECONDS
 from orchestration.db.engine import create_app_engine
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.courts import register_courts
 from orchestration.records.documents import INLINE_LIMIT_BYTES, DocumentStore
 from orchestration.runtime import queue
@@ -123,7 +124,9 @@ def set_up_run(url: str, documents_dir: str, worker_id: str) -> int:
     engine = create_app_engine(url)
     try:
         store = DocumentStore(Path(documents_dir))
-        return run_batches(engine, XmlParsingStage(store), worker_id, max_batches=10_000).completed
+        return run_batches(
+            engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), worker_id, max_batches=10_000
+        ).completed
     finally:
         engine.dispose()
 

@@ -13,15 +13,19 @@ The daemon's run workers load this module too, so every run of the backfill pars
 import functools
 import os
 
-import orchestration.stages.parsing
-import orchestration.xjustiz
+import dagster as dg
+
 from bench.backfill import RENAMING_VERSIONS, renaming_parse_si
+from orchestration.definitions import build_definitions
+from orchestration.jobs.specs import JOB_TYPES
 
-if version := RENAMING_VERSIONS.get(os.environ.get("BENCH_PARSER", "current")):
-    # Before the assets are imported: they take their code version from the parser's version.
-    orchestration.xjustiz.PARSER_VERSION = version
-    orchestration.stages.parsing.parse_si = functools.partial(renaming_parse_si, version=version)
 
-from orchestration.definitions import defs
-
-__all__ = ["defs"]
+@dg.definitions
+def defs() -> dg.Definitions:
+    version = RENAMING_VERSIONS.get(os.environ.get("BENCH_PARSER", "current"))
+    if version is None:
+        return build_definitions()
+    parsing = JOB_TYPES.xml_parsing
+    return build_definitions(
+        job_types=JOB_TYPES.deploying(parsing, version, functools.partial(renaming_parse_si, version=version))
+    )

@@ -39,6 +39,7 @@ import sqlalchemy as sa
 
 from bench.common import bench_database, log
 from orchestration.db.engine import create_app_engine
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.documents import DocumentStore
 from orchestration.register.portal import PortalClient
 from orchestration.register.ratelimit import SharedRateLimiter
@@ -155,8 +156,10 @@ def run_hour(url, register: RetrievalLog, base_url: str, *, people_first: bool) 
         )
         return PortalClient(base_url, diagnostics_dir=store.directory / "diagnostics", rate_limiter=limiter)
 
-    discovery = DiscoveryStage(client, store, search_opens=("exact", 1), fresh_for=timedelta(hours=24))
-    parsing = XmlParsingStage(store)
+    discovery = DiscoveryStage(
+        JOB_TYPES.basic_discovery, client, store, search_opens=("exact", 1), fresh_for=timedelta(hours=24)
+    )
+    parsing = XmlParsingStage(JOB_TYPES.xml_parsing, store)
     with engine.begin() as conn:
         for entity_id in workload.background:
             conn.execute(sa.text("SELECT automation.request_rediscovery(:e)"), {"e": entity_id})

@@ -30,6 +30,7 @@ import sqlalchemy as sa
 from bench.common import bench_stack_environment, cloned_documents, load_entities, log
 from bench.latency import open_to_parsed_s, p50_p95
 from orchestration.db.engine import create_app_engine
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.documents import DocumentStore
 from orchestration.runtime.worker import run_batch
 from orchestration.stacks import devstack
@@ -53,7 +54,11 @@ def completed_jobs(engine: sa.Engine, entity_ids: list[str]) -> int:
 
 def plain_loop(engine: sa.Engine, store: DocumentStore, batch_size: int) -> int:
     done = 0
-    while (report := run_batch(engine, XmlParsingStage(store), f"plain-loop-{os.getpid()}", limit=batch_size)).claimed:
+    while (
+        report := run_batch(
+            engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), f"plain-loop-{os.getpid()}", limit=batch_size
+        )
+    ).claimed:
         done += report.claimed
     return done
 

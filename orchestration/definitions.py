@@ -14,10 +14,10 @@ from typing import Any
 
 import dagster as dg
 
-from assets.batch import queue_job
 from assets.company_records import build_company_records_asset, company_records_from_the_queue
 from assets.court_partitions import CourtBackfills, court_backfill_policy
-from assets.discovery import basic_discovery
+from assets.discovery import build_discovery_asset
+from assets.queue_runs import QueueWork, sensor_job
 from assets.shareholders import (
     build_shareholders_asset,
     ownership_graph,
@@ -28,6 +28,7 @@ from assets.shareholders import (
 )
 from orchestration.assembly.celery_config import celery_executor_config
 from orchestration.assembly.dagster_instance import backfill_run_slots
+from orchestration.jobs.specs import JOB_TYPES, JobTypes
 from orchestration.settings import Settings
 from resources.database import DatabaseResource
 from resources.discovery import SearchPolicyResource
@@ -35,6 +36,7 @@ from resources.documents import DocumentStoreResource, ownership_graph_io_manage
 from resources.job_queue import JobQueueResource
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
+from resources.stages import StagesResource
 from resources.webhooks import AlertWebhookResource, WebhookResource
 from sensors.alerts import dead_letter_alert_sensor, run_failure_alert_sensor
 from sensors.announcements import register_announcements, register_announcements_job, register_announcements_schedule
@@ -56,14 +58,6 @@ for _beta_parameter in (
 ):
     warnings.filterwarnings("ignore", message=re.escape(_beta_parameter), category=dg.BetaWarning)
 
-# How often each job type's sensor polls: discovery is what a user waits for.
-SENSOR_INTERVAL_SECONDS = {
-    "basic_discovery": 5,
-    "xml_parsing": 5,
-    "shareholder_download": 10,
-    "shareholder_parsing": 10,
-}
-
 
 def run_executor(settings: Settings) -> dg.ExecutorDefinition:
     """Celery workers when a broker is configured (the multi-host layout, docs/deployment.md);
@@ -75,62 +69,66 @@ def run_executor(settings: Settings) -> dg.ExecutorDefinition:
     return celery_executor.configured(celery_executor_config(settings), name="celery")
 
 
-def asset_job(job_type: str, asset: dg.AssetsDefinition, executor: dg.ExecutorDefinition):
-    return dg.define_asset_job(
-        name=f"{job_type}_job",
-        selection=dg.AssetSelection.assets(asset),
-        executor_def=executor,
-        tags={"hreg/job_type": job_type},
-        description=f"Works one batch of due {job_type} jobs.",
-    )
-
-
 def build_resources(settings: Settings) -> dict[str, Any]:
     """The resources of the code location, configured by ``settings``."""
     database = DatabaseResource.from_settings(settings)
     webhooks = WebhookResource.from_settings(settings)
+    documents = DocumentStoreResource.from_settings(settings)
+    register = RegisterResource.from_settings(settings, database)
+    search_policy = SearchPolicyResource.from_settings(settings)
+    shareholder_extractor = ShareholderExtractorResource.from_settings(settings)
     return {
         "database": database,
-        "documents": DocumentStoreResource.from_settings(settings),
-        "register": RegisterResource.from_settings(settings, database),
-        "search_policy": SearchPolicyResource.from_settings(settings),
+        "documents": documents,
+        "register": register,
+        "search_policy": search_policy,
         "job_queue": JobQueueResource.from_settings(settings),
-        "shareholder_extractor": ShareholderExtractorResource.from_settings(settings),
+        "shareholder_extractor": shareholder_extractor,
+        "stages": StagesResource(
+            documents=documents,
+            register_resource=register,
+            search_policy=search_policy,
+            shareholder_extractor=shareholder_extractor,
+        ),
         "webhooks": webhooks,
         "alert_webhook": AlertWebhookResource.from_settings(settings, webhooks),
         "ownership_graph_io_manager": ownership_graph_io_manager(settings),
     }
 
 
-def build_definitions(settings: Settings | None = None) -> dg.Definitions:
-    """The code location configured by ``settings`` (default: the environment's, read now)."""
+def build_definitions(settings: Settings | None = None, job_types: JobTypes = JOB_TYPES) -> dg.Definitions:
+    """The code location configured by ``settings`` (default: the environment's, read now), with
+    the stages and parsers of ``job_types`` (default: this code's)."""
     settings = settings or Settings()
     backfills = CourtBackfills(court_backfill_policy(backfill_run_slots(settings)), settings.backfill_give_way_seconds)
+    discovery = build_discovery_asset(job_types.basic_discovery, job_types.xml_parsing)
     assets: list[dg.AssetsDefinition | dg.AssetSpec] = [
-        basic_discovery,
-        build_company_records_asset(backfills),
+        discovery,
+        build_company_records_asset(backfills, job_types.xml_parsing),
         shareholder_list_documents,
-        build_shareholders_asset(backfills),
+        build_shareholders_asset(backfills, job_types.shareholder_parsing),
         ownership_graph,
         register_announcements,
     ]
-    executor = run_executor(settings)
-    jobs = {
-        "basic_discovery": asset_job("basic_discovery", basic_discovery, executor),
-        # Court-partitioned assets with court-partitioned inputs: a queue run, spanning courts, is an op.
-        "xml_parsing": queue_job("xml_parsing", company_records_from_the_queue, executor),
-        "shareholder_download": queue_job("shareholder_download", shareholder_list_documents_from_the_queue, executor),
-        "shareholder_parsing": queue_job("shareholder_parsing", shareholders_from_the_queue, executor),
+    # What a run of each job type's sensor does: materialize the asset its jobs feed, or, for a
+    # court-partitioned asset with court-partitioned inputs, a queue run spanning courts, as an op.
+    sensor_runs: dict[str, dg.AssetsDefinition | QueueWork] = {
+        job_types.basic_discovery.name: discovery,
+        job_types.xml_parsing.name: company_records_from_the_queue,
+        job_types.shareholder_download.name: shareholder_list_documents_from_the_queue,
+        job_types.shareholder_parsing.name: shareholders_from_the_queue,
     }
-    sensors = [build_job_sensor(job_type, job, SENSOR_INTERVAL_SECONDS[job_type]) for job_type, job in jobs.items()]
+    executor = run_executor(settings)
+    jobs = [(spec, sensor_job(spec, sensor_runs[spec.name], executor)) for spec in job_types]
+    versions = job_types.versions()
     return dg.Definitions(
         assets=assets,
         # Also the executor of the implicit asset job that the UI's materializations and backfills use.
         executor=executor,
-        jobs=[*jobs.values(), register_announcements_job],
+        jobs=[*(job for _, job in jobs), register_announcements_job],
         schedules=[register_announcements_schedule],
         sensors=[
-            *sensors,
+            *(build_job_sensor(spec, job, versions) for spec, job in jobs),
             lease_reaper_sensor,
             failed_run_jobs_sensor,
             canceled_run_jobs_sensor,

@@ -8,11 +8,13 @@ are counted, so that a deep queue never floods the daemon.
 """
 
 import json
+from collections.abc import Mapping
 
 import dagster as dg
 
 from assets.batch import BATCH_HEAD_TAG
 from assets.retries import retry_tags
+from orchestration.jobs.specs import JobTypeSpec
 from orchestration.runtime import queue
 from resources.database import DatabaseResource
 from resources.job_queue import JobQueueResource
@@ -32,11 +34,15 @@ PRIORITY_TAG = "dagster/priority"
 RUN_PRIORITY = {"interactive": "10", "background": "0"}
 
 
-def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefinition:
+def build_job_sensor(spec: JobTypeSpec, job, versions: Mapping[str, str]) -> dg.SensorDefinition:
+    """The sensor of ``spec``'s jobs, which requests runs of ``job`` while the database names the
+    parser ``versions`` the code location deploys."""
+    job_type = spec.name
+
     @dg.sensor(
         name=f"{job_type}_sensor",
         job=job,
-        minimum_interval_seconds=interval_seconds,
+        minimum_interval_seconds=spec.sensor_interval_seconds,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description=f"Requests runs of {job.name} over batches of due {job_type} jobs "
         "(batch size from processing.job_types).",
@@ -54,7 +60,7 @@ def build_job_sensor(job_type: str, job, interval_seconds: int) -> dg.SensorDefi
         # a third of a second to the start of every run's process, which loads this module.
         from orchestration.db.migrate import schema_behind
 
-        behind = schema_behind(engine)
+        behind = schema_behind(engine, versions)
         if behind:
             return dg.SkipReason(
                 f"{behind}: run `hreg db upgrade` against this database; no runs are requested until then"

@@ -200,3 +200,28 @@ def test_the_dagster_side_has_no_function_over_60_lines():
     assert [function for function, length in measured.items() if length > MAX_FUNCTION_LINES] == []
     # The measure counts what it should: the Dagster side has functions of some length.
     assert max(measured.values()) > MAX_FUNCTION_LINES // 2
+
+
+# The one module that names the job types; everywhere else a job type is its spec.
+JOB_TYPE_SPECS = "orchestration/jobs/specs.py"
+
+
+def named_job_types(path: Path, names: set[str]) -> list[str]:
+    """The job types ``path`` names: a string that is a type's name, or SQL in Python that quotes one."""
+    return [
+        f"{path.relative_to(REPO_ROOT)}:{node.lineno} names {node.value!r}"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and (node.value in names or any(f"'{name}'" in node.value for name in names))
+    ]
+
+
+def test_only_the_specs_name_a_job_type():
+    from orchestration.jobs.specs import JOB_TYPES
+
+    names = {spec.name for spec in JOB_TYPES}
+    named = {str(path.relative_to(REPO_ROOT)): named_job_types(path, names) for path in modules(*PRODUCT)}
+    assert [stray for path, found in named.items() if path != JOB_TYPE_SPECS for stray in found] == []
+    # The scan finds the names where they are.
+    assert len(named[JOB_TYPE_SPECS]) == len(names)

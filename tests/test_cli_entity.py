@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from orchestration.cli import main
 from orchestration.db.engine import get_engine
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.documents import DocumentStore
 from orchestration.runtime.worker import run_batches
 from orchestration.stages.parsing import XmlParsingStage
@@ -47,7 +48,7 @@ def parsed_company(engine, samples_dir, tmp_path):
             ),
             {"e": entity_id, "c": "Berlin (Charlottenburg)"},
         )
-    run_batches(engine, XmlParsingStage(store), "test-parsing", max_batches=2)
+    run_batches(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "test-parsing", max_batches=2)
     return entity_id
 
 

@@ -14,6 +14,7 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.documents import DocumentStore
 from orchestration.register import portal_pages, register_client_for
 from orchestration.register.results import SearchMode
@@ -51,6 +52,7 @@ def discover(engine, sample_register, store):
 
     def work(search_opens=("first", 0), result_pages=1, fresh_for=timedelta(hours=24)) -> dict[str, int]:
         stage = DiscoveryStage(
+            JOB_TYPES.basic_discovery,
             lambda priority: register_client_for(settings, engine, priority=priority),
             store,
             result_pages=result_pages,
@@ -65,7 +67,7 @@ def discover(engine, sample_register, store):
 
 
 def parse(engine, store) -> None:
-    run_batches(engine, XmlParsingStage(store), "test-parsing", max_batches=5)
+    run_batches(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "test-parsing", max_batches=5)
 
 
 def search_row(engine, search_id):
@@ -410,7 +412,9 @@ def test_a_run_holds_one_retrieval_job_at_a_time_while_it_waits(engine, sample_r
         sample_register.url + "/_sample/faults", json={"kind": "slow", "delay_s": 1.5, "on": "page", "times": 3}
     ).raise_for_status()
     settings = Settings(register_url=sample_register.url)
-    stage = DiscoveryStage(lambda priority: register_client_for(settings, engine, priority=priority), store)
+    stage = DiscoveryStage(
+        JOB_TYPES.basic_discovery, lambda priority: register_client_for(settings, engine, priority=priority), store
+    )
     worker = threading.Thread(target=run_batch, args=(engine, stage, "slow-run"))
     worker.start()
     held = []

@@ -17,6 +17,7 @@ from alembic.script import ScriptDirectory
 from orchestration.db import sql_definitions
 from orchestration.db.engine import create_app_engine, ensure_database
 from orchestration.db.migrate import MIGRATION_SQL_DIR, _alembic_config, current_revision, sync_job_types, upgrade
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.runtime import queue
 from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.settings import Settings
@@ -80,7 +81,7 @@ def build_from_files(engine: sa.Engine) -> None:
         sql_definitions.apply(conn, only=["functions/job_work_key.sql"])
         sql_definitions.run_sql(conn, (SQL_DIR / "schema.sql").read_text())
         sql_definitions.apply(conn, everything=True)
-        sync_job_types(conn, Settings())  # as every upgrade does
+        sync_job_types(conn, Settings(), JOB_TYPES.versions())  # as every upgrade does
 
 
 def test_migrating_from_zero_gives_exactly_the_schema_the_files_describe(server_url, template_url):

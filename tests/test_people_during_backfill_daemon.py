@@ -32,6 +32,7 @@ from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
 from orchestration.cli import main
 from orchestration.db.engine import create_app_engine
 from orchestration.definitions import SENSOR_INTERVAL_SECONDS
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.courts import register_courts
 from orchestration.records.documents import INLINE_LIMIT_BYTES, DocumentStore
 from orchestration.runtime.worker import run_batches
@@ -82,7 +83,10 @@ def stack(server_url, template_url, tmp_path_factory):
             )
         documents = iter_cloned_documents(ENTITIES, max_bytes=INLINE_LIMIT_BYTES, spread_over_courts=True)
         load_entities(engine, store, documents)
-        assert run_batches(engine, XmlParsingStage(store), "old-parser", max_batches=1000).completed == ENTITIES
+        assert (
+            run_batches(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "old-parser", max_batches=1000).completed
+            == ENTITIES
+        )
         store_unread_scans(engine, store)
         stack = devstack.prepare(settings)  # deploying the current code writes its version to the job types
         log_dir = data_dir / "logs"

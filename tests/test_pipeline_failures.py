@@ -12,6 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from orchestration.definitions import build_definitions
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.documents import DocumentStore
 from orchestration.runtime import queue
 from orchestration.runtime.worker import run_batch
@@ -95,16 +96,15 @@ def test_transient_register_error_is_retried_by_the_database_then_succeeds(engin
 HANGING_WORKER = textwrap.dedent("""
     import sys, time
     from orchestration.db.engine import create_app_engine
+    from orchestration.jobs.specs import JOB_TYPES
     from orchestration.runtime.worker import Stage, run_batch
 
     class Hang(Stage):
-        job_type = "xml_parsing"
-        chunk_size = 100
         def process_chunk(self, conn, jobs):
             print("claimed", len(jobs), flush=True)
             time.sleep(600)
 
-    run_batch(create_app_engine(sys.argv[1]), Hang(), "doomed-worker", lease_seconds=60)
+    run_batch(create_app_engine(sys.argv[1]), Hang(JOB_TYPES.xml_parsing), "doomed-worker", lease_seconds=60)
 """)
 
 
@@ -129,7 +129,7 @@ def test_a_killed_worker_leaves_its_jobs_to_the_reaper_and_they_are_retried(engi
             expire_lease(conn, job.id)  # the lease runs out: nobody extends it any more
         assert len(queue.reap_expired(conn)) == 3
     make_due(engine)
-    report = run_batch(engine, XmlParsingStage(store), "rescuer")
+    report = run_batch(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "rescuer")
     assert (report.claimed, report.completed) == (3, 3)
 
     for job in job_rows(engine, "xml_parsing"):

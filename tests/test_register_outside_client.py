@@ -56,7 +56,9 @@ def test_outside_client_walks_the_tree_and_downloads_the_shareholder_list(sample
     with PortalClient(sample_register.url, diagnostics_dir=tmp_path) as client:
         (row,) = client.search(company.name, SearchMode.EXACT)
         ours = shareholder_list_file(
-            client.download_document(row, newest_shareholder_list(client.list_documents(row))), "test"
+            client.download_document(row, newest_shareholder_list(client.list_documents(row))),
+            "test",
+            source="shareholder_download",
         )
     assert ours.content == content
 

@@ -156,7 +156,7 @@ def test_a_document_offered_only_as_zip(sample_register, client):
     (row,) = client.search(company.name, SearchMode.EXACT)
     download = client.download_document(row, newest_shareholder_list(client.list_documents(row)))
     assert download.media_type == "application/zip" and download.filename.endswith(".zip")
-    inner = shareholder_list_file(download, "test")
+    inner = shareholder_list_file(download, "test", source="shareholder_download")
     assert inner.media_type in ("application/pdf", "image/tiff") and inner.content[:4] in (
         b"%PDF",
         b"II*\x00",

@@ -17,10 +17,9 @@ import sqlalchemy as sa
 from dagster._core.definitions.data_version import get_input_event_pointer_tag
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG, BACKFILL_ID_TAG
 
-import assets.company_records
-import assets.shareholders
-import orchestration.stages.parsing
+from orchestration.db.migrate import sync_job_types
 from orchestration.definitions import build_definitions
+from orchestration.jobs.specs import JOB_TYPES, JobTypes
 from orchestration.records.documents import DocumentStore
 from orchestration.records.reparse import ReparseScope, enqueue_reparse
 from orchestration.runtime import queue
@@ -57,39 +56,56 @@ def parsed(engine, store, samples_dir) -> dict[str, str]:
     entity id -> register number in its document."""
     for i, path in enumerate(sample_si_files(samples_dir)[:6]):
         add_entity_with_si(engine, store, path.read_bytes(), number=str(500 + i), court_code=COURTS[i // 3])
-    report = run_batch(engine, XmlParsingStage(store), "upload-worker")
+    report = run_batch(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "upload-worker")
     assert (report.claimed, report.completed) == (6, 6)
     numbers = {str(r.entity_id): r.record["register"]["number"] for r in revisions(engine)}
     assert len(set(numbers.values())) == 6
     return numbers
 
 
-def deploy_parser(monkeypatch, version: str, renamed_numbers: frozenset[str] = frozenset()) -> None:
-    """What deploying a new parser version changes in this process: the version the asset runs
-    with, and the parse function (which names the companies in ``renamed_numbers`` differently)."""
+def deploy(engine, settings, job_types: JobTypes) -> JobTypes:
+    """Deploy ``job_types`` as a deploy does: the code location is built with them (the tests
+    pass them to build_definitions), and `hreg db upgrade` names their versions in
+    processing.job_types."""
+    with engine.begin() as conn:
+        sync_job_types(conn, settings, job_types.versions())
+    return job_types
+
+
+def deploy_parser(
+    engine, settings, version: str, renamed_numbers: frozenset[str] = frozenset(), parse=parse_si
+) -> JobTypes:
+    """Deploy parser ``version``, whose parse (``parse``, by default this code's) names the
+    companies in ``renamed_numbers`` differently."""
 
     def new_parse_si(data: bytes, **options):
-        record = parse_si(data, **options)
+        record = parse(data, **options)
         if record.register.number in renamed_numbers:
             record = record.model_copy(update={"name": f"{record.name} (neu)"})
-        return record.model_copy(update={"parser_version": version})
+        return record
 
-    monkeypatch.setattr(assets.company_records, "PARSER_VERSION", version)
-    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", new_parse_si)
+    return deploy(engine, settings, JOB_TYPES.deploying(JOB_TYPES.xml_parsing, version, new_parse_si))
 
 
 def materialize_courts(
-    first: str, last: str | None = None, *, success: bool = True, instance: dg.DagsterInstance | None = None
+    first: str,
+    last: str | None = None,
+    *,
+    job_types: JobTypes,
+    success: bool = True,
+    instance: dg.DagsterInstance | None = None,
 ) -> dg.ExecuteInProcessResult:
     """A backfill run of company_records over the courts ``first`` to ``last`` (a range of partition
-    keys, as a multi-run backfill launches it), executed in process (on ``instance``, or on an
-    instance of its own)."""
+    keys, as a multi-run backfill launches it) by the code location deploying ``job_types``,
+    executed in process (on ``instance``, or on an instance of its own)."""
     if last is None:
         options = {"partition_key": first}
     else:
         options = {"tags": {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}}
     with contextlib.nullcontext(instance) if instance else dg.instance_for_test() as run_instance:
-        result = run_court_partitions(build_definitions(), "company_records", run_instance, **options)
+        result = run_court_partitions(
+            build_definitions(job_types=job_types), "company_records", run_instance, **options
+        )
     assert result.success is success
     return result
 
@@ -121,12 +137,12 @@ def database_now(engine):
         return conn.execute(sa.text("SELECT now()")).scalar_one()
 
 
-def test_a_version_bump_with_unchanged_output_writes_no_revision(engine, parsed, monkeypatch):
+def test_a_version_bump_with_unchanged_output_writes_no_revision(engine, settings, parsed):
     before = revisions(engine)
     uploads = jobs_by_entity(engine, trigger="upload")
-    deploy_parser(monkeypatch, NEXT_VERSION)
+    deployed = deploy_parser(engine, settings, NEXT_VERSION)
 
-    by_court = court_metadata(materialize_courts(*COURTS))
+    by_court = court_metadata(materialize_courts(*COURTS, job_types=deployed))
 
     # Every court of the range is materialized, those without companies with nothing to do.
     assert {c for c in by_court if by_court[c]["records"]} == set(COURTS)
@@ -145,19 +161,19 @@ def test_a_version_bump_with_unchanged_output_writes_no_revision(engine, parsed,
         assert job.previous_job_id == uploads[entity_id].id
         assert job.raw_document_id == uploads[entity_id].raw_document_id  # the stored document, not a download
     # Nothing is left to do: running the courts again re-parses nothing.
-    again = court_metadata(materialize_courts(*COURTS))
+    again = court_metadata(materialize_courts(*COURTS, job_types=deployed))
     assert {m["records"] for m in again.values()} == {0}
     assert jobs_by_entity(engine, trigger="parser_change") == reparses
 
 
-def test_a_parser_change_writes_exactly_the_changed_records_and_keeps_their_history(engine, parsed, monkeypatch):
+def test_a_parser_change_writes_exactly_the_changed_records_and_keeps_their_history(engine, settings, parsed):
     renamed = set(list(parsed)[1:3])
     old_names = {str(r.entity_id): r.record["name"] for r in revisions(engine)}
     uploads = jobs_by_entity(engine, trigger="upload")
     before_reparse = database_now(engine)
-    deploy_parser(monkeypatch, NEXT_VERSION, frozenset(parsed[e] for e in renamed))
+    deployed = deploy_parser(engine, settings, NEXT_VERSION, frozenset(parsed[e] for e in renamed))
 
-    by_court = court_metadata(materialize_courts(*COURTS))
+    by_court = court_metadata(materialize_courts(*COURTS, job_types=deployed))
 
     assert sum(m["records"] for m in by_court.values()) == 6
     assert sum(m["revisions_written"] for m in by_court.values()) == 2
@@ -202,7 +218,7 @@ def test_the_same_reparse_asked_twice_is_queued_once_and_finished_work_can_run_a
         )
     assert (first, second, manual) == (6, 0, 0)
 
-    run_batch(engine, XmlParsingStage(store), "reparse-worker")
+    run_batch(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "reparse-worker")
     completed = jobs_by_entity(engine, trigger="parser_change")
     with engine.begin() as conn:
         again = enqueue_reparse(
@@ -241,28 +257,26 @@ def failing_parse(exception: Exception, failing_number: str):
     return parse
 
 
-def reparse_one_failing(engine, store, monkeypatch, parsed, exception: Exception) -> tuple[str, sa.Row]:
+def reparse_one_failing(engine, settings, store, parsed, exception: Exception) -> tuple[str, sa.Row]:
     """Re-parse every entity with a parser that raises ``exception`` on one of them."""
     failing_entity, number = next(iter(parsed.items()))
-    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", failing_parse(exception, number))
+    deployed = deploy_parser(engine, settings, NEXT_VERSION, parse=failing_parse(exception, number))
     with engine.begin() as conn:
         enqueue_reparse(conn, ReparseScope(), parser_version=NEXT_VERSION)
-    report = run_batch(engine, XmlParsingStage(store), "reparse-worker")
+    report = run_batch(engine, XmlParsingStage(deployed.xml_parsing, store), "reparse-worker")
     assert (report.completed, report.failed) == (5, 1)
     return failing_entity, jobs_by_entity(engine, trigger="parser_change")[failing_entity]
 
 
 def test_a_court_with_a_failed_reparse_fails_alone_and_re_executing_it_redoes_only_the_failure(
-    engine, store, parsed, monkeypatch
+    engine, settings, store, parsed
 ):
-    deploy_parser(monkeypatch, NEXT_VERSION)
     berlin = [e for e in parsed if e in set(list(parsed)[3:])]
     failing_entity = berlin[0]
-    monkeypatch.setattr(
-        orchestration.stages.parsing, "parse_si", failing_parse(KeyError("rechtsform"), parsed[failing_entity])
-    )
+    failing = failing_parse(KeyError("rechtsform"), parsed[failing_entity])
+    deployed = deploy_parser(engine, settings, NEXT_VERSION, parse=failing)
 
-    failed_run = materialize_courts(*COURTS, success=False)
+    failed_run = materialize_courts(*COURTS, success=False, job_types=deployed)
 
     # Munich is materialized; Berlin, with one failed document, is not, and the run says why.
     assert set(court_metadata(failed_run)) >= {"D2601"} and "F1103" not in court_metadata(failed_run)
@@ -272,9 +286,9 @@ def test_a_court_with_a_failed_reparse_fails_alone_and_re_executing_it_redoes_on
     assert (failed_job.status, failed_job.failure_class) == ("failed", "parser_error")
 
     # The parser is fixed and Berlin is re-executed: only the failed document is parsed again.
-    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", parse_si)
+    deployed = deploy_parser(engine, settings, NEXT_VERSION)
     jobs_before = {j.id for j in jobs_by_entity(engine, type="xml_parsing").values()}
-    retried = court_metadata(materialize_courts("F1103"))
+    retried = court_metadata(materialize_courts("F1103", job_types=deployed))
     assert (retried["F1103"]["records"], retried["F1103"]["failed"]) == (1, 0)
     with engine.connect() as conn:
         redo = conn.execute(
@@ -292,7 +306,7 @@ def test_a_court_with_a_failed_reparse_fails_alone_and_re_executing_it_redoes_on
     # Re-executing a finished court writes nothing new: no job, no revision.
     revisions_before = revisions(engine)
     jobs_before = len(job_rows_all(engine))
-    assert court_metadata(materialize_courts("F1103"))["F1103"]["records"] == 0
+    assert court_metadata(materialize_courts("F1103", job_types=deployed))["F1103"]["records"] == 0
     assert (len(job_rows_all(engine)), revisions(engine)) == (jobs_before, revisions_before)
 
 
@@ -311,9 +325,9 @@ def held_by_a_person(engine, entity_id: str) -> list[queue.ClaimedJob]:
 
 
 def test_a_court_whose_company_a_person_is_parsing_is_materialized_once_that_parse_is_done(
-    engine, store, parsed, monkeypatch
+    engine, settings, store, parsed
 ):
-    deploy_parser(monkeypatch, NEXT_VERSION)
+    deployed = deploy_parser(engine, settings, NEXT_VERSION)
     munich = [entity for entity in parsed if entity not in list(parsed)[3:]]
     held = held_by_a_person(engine, munich[0])
     assert len(held) == 1
@@ -332,12 +346,12 @@ def test_a_court_whose_company_a_person_is_parsing_is_materialized_once_that_par
                 )
 
         wait_until(run_worked_munich, 60, "the backfill run to re-parse Munich's other companies")
-        work_claimed(engine, XmlParsingStage(store), "person-run", held, 600)
+        work_claimed(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "person-run", held, 600)
 
     person = threading.Thread(target=person_reports_after_the_run_reached_munich)
     person.start()
     try:
-        result = materialize_courts(*COURTS)
+        result = materialize_courts(*COURTS, job_types=deployed)
     finally:
         person.join()
 
@@ -351,9 +365,8 @@ def test_a_court_whose_company_a_person_is_parsing_is_materialized_once_that_par
 
 
 def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves_the_court_to_it(
-    engine, store, parsed, monkeypatch
+    engine, settings, store, parsed
 ):
-    deploy_parser(monkeypatch, NEXT_VERSION)
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE processing.job_types SET batch_size = 1 WHERE type = 'xml_parsing'"))
     berlin = sorted(list(parsed)[3:])  # in the order a run walks a court's companies (their ids)
@@ -366,7 +379,7 @@ def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves
             wait_until(lambda: started(berlin[-1:]), 60, "the other run to take Berlin's last company")
         return parse_next(data, **options)
 
-    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", berlin_taken_from_both_ends)
+    deployed = deploy_parser(engine, settings, NEXT_VERSION, parse=berlin_taken_from_both_ends)
 
     def started(entities: list[str]) -> int:
         with engine.connect() as conn:
@@ -384,7 +397,8 @@ def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves
         def run(court: str) -> None:
             tags = {BACKFILL_ID_TAG: "parser-change", ASSET_PARTITION_RANGE_START_TAG: court}
             tags[ASSET_PARTITION_RANGE_END_TAG] = court
-            results[court] = run_court_partitions(build_definitions(), "company_records", instance, tags=tags)
+            defs = build_definitions(job_types=deployed)
+            results[court] = run_court_partitions(defs, "company_records", instance, tags=tags)
 
         berlin_run = threading.Thread(target=run, args=("F1103",))
         berlin_run.start()
@@ -418,20 +432,20 @@ def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves
     assert "F1103 {'parser_error': 1}" in failure.step_failure_data.error.message
 
 
-def test_a_backfill_run_gives_way_while_a_persons_job_runs(engine, store, parsed, monkeypatch):
-    deploy_parser(monkeypatch, NEXT_VERSION)
+def test_a_backfill_run_gives_way_while_a_persons_job_runs(engine, settings, store, parsed, monkeypatch):
+    deployed = deploy_parser(engine, settings, NEXT_VERSION)
     monkeypatch.setenv("HREG_BACKFILL_GIVE_WAY_SECONDS", "60")
     munich = [entity for entity in parsed if entity not in list(parsed)[3:]]
     held = held_by_a_person(engine, munich[0])  # a person's parse of a Munich company, running
 
     def person_finishes():
         time.sleep(3)
-        work_claimed(engine, XmlParsingStage(store), "person-run", held, 600)
+        work_claimed(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "person-run", held, 600)
 
     person = threading.Thread(target=person_finishes)
     person.start()
     try:
-        materialize_courts("F1103")  # a backfill of Berlin
+        materialize_courts("F1103", job_types=deployed)  # a backfill of Berlin
     finally:
         person.join()
 
@@ -447,40 +461,42 @@ def test_a_backfill_run_gives_way_while_a_persons_job_runs(engine, store, parsed
 
 
 def test_a_document_stored_at_a_court_while_the_run_works_it_is_parsed_before_the_court_is_reported(
-    engine, store, parsed, monkeypatch, samples_dir
+    engine, settings, store, parsed, samples_dir
 ):
-    deploy_parser(monkeypatch, NEXT_VERSION)
     munich_numbers = [parsed[entity] for entity in list(parsed)[:3]]
     newcomer = sample_si_files(samples_dir)[6]
     arrived: list[str] = []
-    parse_next = orchestration.stages.parsing.parse_si
 
     def parse_while_a_download_stores_another(data: bytes, **options):
-        record = parse_next(data, **options)
+        record = parse_si(data, **options)
         # A person's download stores a new company at Munich while the run parses Munich's last one.
         if record.register.number == munich_numbers[-1] and not arrived:
             arrived.append(add_entity_with_si(engine, store, newcomer.read_bytes(), number="600", court_code="D2601"))
         return record
 
-    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", parse_while_a_download_stores_another)
+    deployed = deploy_parser(engine, settings, NEXT_VERSION, parse=parse_while_a_download_stores_another)
 
-    by_court = court_metadata(materialize_courts(*COURTS))
+    result = materialize_courts(*COURTS, job_types=deployed)
+    by_court = court_metadata(result)
 
-    # Munich is reported once the newcomer is parsed too, by this run, as current.
+    # Munich is reported once the newcomer is parsed too, by this run, as current: the job its
+    # upload queued for the version deployed, which the run took up.
     assert arrived and (by_court["D2601"]["records"], by_court["D2601"]["unfinished"]) == (4, 0)
     newcomer_job = jobs_by_entity(engine, parser_version=NEXT_VERSION)[arrived[0]]
-    assert (newcomer_job.status, newcomer_job.trigger) == ("completed", "parser_change")
+    assert (newcomer_job.status, newcomer_job.trigger, newcomer_job.worker_id) == ("completed", "upload", result.run_id)
 
 
-def test_a_court_held_by_a_worker_that_never_reports_fails_the_run_after_its_lease(engine, store, parsed, monkeypatch):
-    deploy_parser(monkeypatch, NEXT_VERSION)
+def test_a_court_held_by_a_worker_that_never_reports_fails_the_run_after_its_lease(
+    engine, settings, store, parsed, monkeypatch
+):
+    deployed = deploy_parser(engine, settings, NEXT_VERSION)
     monkeypatch.setattr(queue, "REAPER_INTERVAL_SECONDS", 0)
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE processing.job_types SET lease_seconds = 2 WHERE type = 'xml_parsing'"))
     munich = [entity for entity in parsed if entity not in list(parsed)[3:]]
     assert len(held_by_a_person(engine, munich[0])) == 1  # and the person's run dies holding it
 
-    result = materialize_courts(*COURTS, success=False)
+    result = materialize_courts(*COURTS, success=False, job_types=deployed)
 
     # Berlin is done; Munich is not materialized, and the run says which court waits for whom.
     assert "F1103" in court_metadata(result) and "D2601" not in court_metadata(result)
@@ -503,8 +519,8 @@ def entity_status(engine, entity_id: str) -> str:
         ).scalar_one()
 
 
-def test_a_transient_failure_is_retried_with_backoff_and_leaves_the_entity_parsed(engine, store, parsed, monkeypatch):
-    entity_id, job = reparse_one_failing(engine, store, monkeypatch, parsed, TimeoutError("document store slow"))
+def test_a_transient_failure_is_retried_with_backoff_and_leaves_the_entity_parsed(engine, settings, store, parsed):
+    entity_id, job = reparse_one_failing(engine, settings, store, parsed, TimeoutError("document store slow"))
 
     assert (job.status, job.retry_count, job.failure_class) == ("queued", 1, None)
     with engine.connect() as conn:
@@ -516,9 +532,9 @@ def test_a_transient_failure_is_retried_with_backoff_and_leaves_the_entity_parse
 
 
 def test_a_permanent_failure_is_not_retried_marks_the_entity_and_waits_for_a_manual_job(
-    engine, store, parsed, monkeypatch
+    engine, settings, store, parsed
 ):
-    entity_id, job = reparse_one_failing(engine, store, monkeypatch, parsed, KeyError("rechtsform"))
+    entity_id, job = reparse_one_failing(engine, settings, store, parsed, KeyError("rechtsform"))
 
     assert (job.status, job.retry_count, job.failure_class) == ("failed", 0, "parser_error")
     assert "KeyError" in job.result["error"]["message"]
@@ -526,7 +542,7 @@ def test_a_permanent_failure_is_not_retried_marks_the_entity_and_waits_for_a_man
     with engine.connect() as conn:
         assert queue.count_due(conn, "xml_parsing") == 0
 
-    monkeypatch.setattr(orchestration.stages.parsing, "parse_si", parse_si)  # the parser is fixed
+    fixed = deploy_parser(engine, settings, NEXT_VERSION)  # the parser is fixed
     with engine.begin() as conn:
         queued = enqueue_reparse(
             conn,
@@ -537,7 +553,7 @@ def test_a_permanent_failure_is_not_retried_marks_the_entity_and_waits_for_a_man
             reason="rechtsform mapping fixed",
         )
     assert queued == 1
-    assert run_batch(engine, XmlParsingStage(store), "reparse-worker").completed == 1
+    assert run_batch(engine, XmlParsingStage(fixed.xml_parsing, store), "reparse-worker").completed == 1
     manual = jobs_by_entity(engine, trigger="manual")[entity_id]
     assert (manual.status, manual.previous_job_id) == ("completed", job.id)
     assert entity_status(engine, entity_id) == "parsed"
@@ -605,7 +621,7 @@ def test_claims_after_a_bulk_reparse_look_up_each_candidates_entity(engine):
     assert "processing_jobs_entity_idx" in plan, plan
 
 
-def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engine, settings, store, monkeypatch):
+def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engine, settings, store):
     """Shareholder lists are partitioned by court too: the upload's job carries the reader's
     version, so a run for the court finds nothing to do; after a new reader version it re-reads
     the stored lists, writes no new list revision when nothing changed, and finds nothing to do
@@ -628,10 +644,11 @@ def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engin
             VALUES ('shareholder_parsing', :e, :d, 'automatic')"""),
             {"e": entity_id, "d": document_id},
         )
-    defs = build_definitions(settings)
 
-    def run(**options) -> dg.ExecuteInProcessResult:
-        """The sensor's run, or with ``partition_key`` a backfill's run of that court."""
+    def run(job_types: JobTypes = JOB_TYPES, **options) -> dg.ExecuteInProcessResult:
+        """The sensor's run, or with ``partition_key`` a backfill's run of that court, by the code
+        location deploying ``job_types``."""
+        defs = build_definitions(settings, job_types)
         with dg.instance_for_test() as instance:
             if options:
                 result = run_court_partitions(defs, "shareholders", instance, **options)
@@ -649,8 +666,8 @@ def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engin
     assert materialization.metadata["records"].value == 0
 
     next_version = f"{SHAREHOLDER_READER_VERSION}-next"
-    monkeypatch.setattr(assets.shareholders, "SHAREHOLDER_READER_VERSION", next_version)
-    reread = run(partition_key="D2601")
+    deployed = deploy(engine, settings, JOB_TYPES.deploying(JOB_TYPES.shareholder_parsing, next_version))
+    reread = run(deployed, partition_key="D2601")
     (materialization,) = materializations_of(reread, "shareholders")
     metadata = {key: value.value for key, value in materialization.metadata.items()}
     assert (metadata["records"], metadata["revisions_written"], metadata["parser_version"]) == (1, 0, next_version)
@@ -667,19 +684,19 @@ def test_a_backfill_of_shareholders_rereads_the_stored_lists_of_its_courts(engin
     ]
     assert jobs[1].raw_document_id == document_id and jobs[1].previous_job_id is not None
     assert lists == 1
-    again = run(partition_key="D2601")
+    again = run(deployed, partition_key="D2601")
     (materialization,) = materializations_of(again, "shareholders")
     assert materialization.metadata["records"].value == 0
 
 
 def test_a_backfill_run_reports_documents_dagster_has_not_seen_once_before_the_courts_that_read_them(
-    engine, parsed, monkeypatch
+    engine, settings, parsed
 ):
     # The fixture's documents were stored without a download run: Dagster has no event of them.
-    deploy_parser(monkeypatch, NEXT_VERSION)
+    deployed = deploy_parser(engine, settings, NEXT_VERSION)
     documents = dg.AssetKey("raw_si_documents")
     with dg.instance_for_test() as instance:
-        first = materialize_courts(*COURTS, instance=instance)
+        first = materialize_courts(*COURTS, instance=instance, job_types=deployed)
         events = [(e.asset_key.path[0], e.partition) for e in first.get_asset_materialization_events()]
         # Each court with documents gets one documents event, ahead of every court's records.
         assert sorted(events[:2]) == [("raw_si_documents", court) for court in sorted(COURTS)]
@@ -692,7 +709,7 @@ def test_a_backfill_run_reports_documents_dagster_has_not_seen_once_before_the_c
             assert records.tags[get_input_event_pointer_tag(documents)] == str(storage_ids[court])
 
         # The next version's run finds the documents as Dagster knows them and reports none again.
-        deploy_parser(monkeypatch, f"{NEXT_VERSION}-2")
-        second = materialize_courts(*COURTS, instance=instance)
+        deployed = deploy_parser(engine, settings, f"{NEXT_VERSION}-2")
+        second = materialize_courts(*COURTS, instance=instance, job_types=deployed)
         assert not materializations_of(second, "raw_si_documents")
         assert {m.partition for m in materializations_of(second, "company_records")} >= set(COURTS)

@@ -9,9 +9,10 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-import orchestration.cli.reparse
 from orchestration.cli import main
 from orchestration.db.engine import get_engine
+from orchestration.db.migrate import sync_job_types
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.documents import DocumentStore
 from orchestration.runtime.worker import run_batch
 from orchestration.stages.parsing import XmlParsingStage
@@ -46,7 +47,7 @@ def entities(engine, settings, samples_dir) -> list[str]:
             sa.text("UPDATE content.entities SET discovered_by_search_id = :s WHERE id = ANY(CAST(:ids AS uuid[]))"),
             {"s": search_id, "ids": ids[:2]},
         )
-    assert run_batch(engine, XmlParsingStage(store), "upload-worker").completed == 3
+    assert run_batch(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "upload-worker").completed == 3
     return [*ids, str(search_id)]
 
 
@@ -119,13 +120,16 @@ def test_unclear_requests_are_refused(hreg, engine, entities, arguments, message
     assert len(job_rows(engine, "xml_parsing")) == 3  # only the uploads
 
 
-def test_stale_queues_parser_change_jobs_for_what_the_new_parser_has_not_taken(hreg, engine, entities, monkeypatch):
+def test_stale_queues_parser_change_jobs_for_what_the_new_parser_has_not_taken(
+    hreg, engine, settings, entities, monkeypatch
+):
     assert hreg("reparse", "--stale").output.splitlines() == [
         f"queued 0 parser_change re-parse jobs for parser {PARSER_VERSION}, 0 already active",
         f"every stored SI document has been taken by parser {PARSER_VERSION}",
     ]
 
-    monkeypatch.setattr(orchestration.cli.reparse, "PARSER_VERSION", "9.0.0")
+    with engine.begin() as conn:  # parser 9.0.0 is deployed, as `hreg db upgrade` records it
+        sync_job_types(conn, settings, JOB_TYPES.deploying(JOB_TYPES.xml_parsing, "9.0.0").versions())
     monkeypatch.setenv("HREG_USER_ID", USER)  # a user in the environment is no request for a manual job
     result = hreg("reparse", "--stale")
     assert result.output.strip() == "queued 3 parser_change re-parse jobs for parser 9.0.0, 0 already active"

@@ -34,6 +34,7 @@ from database_helpers import fresh_database
 from orchestration.assembly.dagster_instance import backfill_run_slots
 from orchestration.cli import main
 from orchestration.db.engine import create_app_engine
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.courts import register_courts
 from orchestration.records.documents import DocumentStore
 from orchestration.runtime.worker import run_batch
@@ -130,7 +131,7 @@ def stack(server_url, template_url, tmp_path_factory, samples_dir):
             )
         for i, path in enumerate(sample_si_files(samples_dir)[:9]):
             add_entity_with_si(engine, store, path.read_bytes(), number=str(600 + i), court_code=COURTS[i % 3])
-        assert run_batch(engine, XmlParsingStage(store), "old-parser").completed == 9
+        assert run_batch(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "old-parser").completed == 9
         # Deploying the current code: the migration writes its parser version to the job types.
         stack = devstack.prepare(settings)
         raw_si_documents = dg.AssetKey("raw_si_documents")

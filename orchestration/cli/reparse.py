@@ -21,12 +21,22 @@ import sqlalchemy as sa
 from click.core import ParameterSource
 
 from orchestration.cli import cli_engine, cli_settings, user_option
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.courts import register_courts, unknown_courts
 from orchestration.records.reparse import ReparseScope, count_active_reparses, enqueue_reparse
+from orchestration.runtime import queue
 from orchestration.webserver.backfills import BackfillError, launch_backfill
-from orchestration.xjustiz import PARSER_VERSION
 
 SCOPE_OPTIONS = "--all, --entity, --search, --since, --court or --stale"
+
+
+def deployed_parser_version(conn: sa.Connection) -> str:
+    """The parser version deployed: what `hreg db upgrade` wrote into processing.job_types from the
+    code location's specs, and what the parsing jobs queued meanwhile carry."""
+    version = queue.job_types(conn)[JOB_TYPES.xml_parsing.name].current_version
+    if version is None:
+        raise click.ClickException("processing.job_types names no parser version: run `hreg db upgrade`")
+    return version
 
 
 @click.command()
@@ -112,23 +122,24 @@ def reparse(
         trigger, requested_by = "manual", str(user_id)
     try:
         with cli_engine().begin() as conn:
-            already_active = count_active_reparses(conn, scope, parser_version=PARSER_VERSION)
+            parser_version = deployed_parser_version(conn)
+            already_active = count_active_reparses(conn, scope, parser_version=parser_version)
             queued = enqueue_reparse(
                 conn,
                 scope,
-                parser_version=PARSER_VERSION,
+                parser_version=parser_version,
                 trigger=trigger,
                 requested_by=requested_by,
                 reason=reason.strip() if reason else None,
             )
     except sa.exc.IntegrityError as error:
         raise click.ClickException(f"the database refused the re-parse jobs: {error.orig}") from error
-    click.echo(f"queued {queued} {trigger} re-parse jobs for parser {PARSER_VERSION}, {already_active} already active")
+    click.echo(f"queued {queued} {trigger} re-parse jobs for parser {parser_version}, {already_active} already active")
     if not queued and not already_active:
         click.echo(
             "nothing to re-parse in this scope"
             if not stale
-            else f"every stored SI document has been taken by parser {PARSER_VERSION}"
+            else f"every stored SI document has been taken by parser {parser_version}"
         )
 
 
@@ -137,12 +148,14 @@ def _launch_backfill(
 ) -> None:
     url = (webserver or f"http://127.0.0.1:{cli_settings().webserver_port}").rstrip("/")
     tags = {"hreg/requested_by": str(user_id)} if user_id else {}
+    with cli_engine().connect() as conn:
+        parser_version = deployed_parser_version(conn)
     try:
         backfill_id = launch_backfill(
             url,
             ["company_records"],
             courts,
-            title=f"re-parse {len(courts)} courts with parser {PARSER_VERSION}",
+            title=f"re-parse {len(courts)} courts with parser {parser_version}",
             description=reason.strip() if reason else None,
             tags=tags,
         )
@@ -150,5 +163,5 @@ def _launch_backfill(
         raise click.ClickException(str(error)) from error
     click.echo(
         f"launched backfill {backfill_id} of company_records over {len(courts)} courts "
-        f"(parser {PARSER_VERSION}): {url}/runs/b/{backfill_id}"
+        f"(parser {parser_version}): {url}/runs/b/{backfill_id}"
     )

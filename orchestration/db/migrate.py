@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Engine
 
 from orchestration.db import sql_definitions
+from orchestration.jobs.specs import JOB_TYPES, JobTypes
 from orchestration.records.documents import DocumentStore
 from orchestration.settings import Settings
 
@@ -41,12 +43,13 @@ def _alembic_config(connection: sa.Connection) -> Config:
     return config
 
 
-def upgrade(engine: Engine, settings: Settings) -> None:
-    """Bring the schema to the newest revision and sync job settings; harmless when current."""
+def upgrade(engine: Engine, settings: Settings, job_types: JobTypes = JOB_TYPES) -> None:
+    """Bring the schema to the newest revision and sync job settings, with the parser versions
+    of ``job_types`` (default: this code's); harmless when current."""
     with engine.begin() as connection:
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK_KEY})
         command.upgrade(_alembic_config(connection), "head")
-        sync_job_types(connection, settings)
+        sync_job_types(connection, settings, job_types.versions())
     adopt_local_paths(engine, settings)
 
 
@@ -73,19 +76,20 @@ def head_revision() -> str:
     return head
 
 
-def schema_behind(engine: Engine) -> str | None:
-    """What makes the database older than this code (its revision, a parser version it does not
-    know yet), or None when it is current; ``hreg db upgrade`` brings it up."""
+def schema_behind(engine: Engine, versions: Mapping[str, str]) -> str | None:
+    """What makes the database older than this code (its revision, one of the parser ``versions``
+    deployed (job type -> version) it does not name yet), or None when it is current;
+    ``hreg db upgrade`` brings it up."""
     revision, head = current_revision(engine), head_revision()
     if revision != head:
         return f"the schema is at revision {revision or '(none)'}, this code needs {head}"
     with engine.connect() as connection:
-        versions: dict[str, str] = dict(
+        named: dict[str, str] = dict(
             connection.execute(sa.text("SELECT type, current_version FROM processing.job_types")).all()
         )
-    for job_type, version in code_parser_versions():
-        if versions.get(job_type) != version:
-            return f"processing.job_types names {job_type} version {versions.get(job_type)}, this code has {version}"
+    for job_type, version in versions.items():
+        if named.get(job_type) != version:
+            return f"processing.job_types names {job_type} version {named.get(job_type)}, this code has {version}"
     return None
 
 
@@ -97,17 +101,10 @@ def current_revision(engine: Engine) -> str | None:
         return connection.execute(sa.text("SELECT version_num FROM public.alembic_version")).scalar()
 
 
-def code_parser_versions() -> tuple[tuple[str, str], ...]:
-    """(job type, version) of the parsers in this code, which processing.job_types must name."""
-    from orchestration.shareholders.reader_version import PARSER_VERSION as READER_VERSION
-    from orchestration.xjustiz.parser_version import PARSER_VERSION
-
-    return (("xml_parsing", PARSER_VERSION), ("shareholder_parsing", READER_VERSION))
-
-
-def sync_job_types(connection: sa.Connection, settings: Settings) -> None:
-    """Write what the code decides into processing.job_types: parser versions and batch sizes."""
-    for job_type, version in code_parser_versions():
+def sync_job_types(connection: sa.Connection, settings: Settings, versions: Mapping[str, str]) -> None:
+    """Write what the code decides into processing.job_types: the parser ``versions`` it deploys
+    (job type -> version) and batch sizes."""
+    for job_type, version in versions.items():
         connection.execute(
             sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = :type"),
             {"v": version, "type": job_type},

@@ -12,7 +12,7 @@ import functools
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -80,7 +80,6 @@ def count_active_reparses(conn: sa.Connection, scope: ReparseScope, *, parser_ve
 class StoredDocumentRedo:
     """How a job type redoes the documents it has already stored, for a backfill of courts."""
 
-    job_type: str
     # Entity ids (text) of :courts (among :entity_ids unless NULL) whose document :parser_version
     # has not completed nor failed for good since :since, in id order: the companies that keep
     # those courts unsynced (orchestration.records.court_state) that a worker may take up.
@@ -89,9 +88,9 @@ class StoredDocumentRedo:
     enqueue: sa.TextClause
 
 
-SI_REPARSE = StoredDocumentRedo("xml_parsing", COURT_STATE_QUERIES["si_unfinished"], QUERIES["enqueue_reparse"])
+SI_REPARSE = StoredDocumentRedo(COURT_STATE_QUERIES["si_unfinished"], QUERIES["enqueue_reparse"])
 SHAREHOLDER_LIST_REREAD = StoredDocumentRedo(
-    "shareholder_parsing", COURT_STATE_QUERIES["shareholder_unfinished"], QUERIES["enqueue_list_rereads"]
+    COURT_STATE_QUERIES["shareholder_unfinished"], QUERIES["enqueue_list_rereads"]
 )
 
 
@@ -123,40 +122,22 @@ class CourtReparse:
     caught_up: bool = False
 
 
-class ReparseCourt(Protocol):
-    """Redo one court's work of a stage with the current code (what a backfill run does per court)."""
-
-    def __call__(
-        self,
-        engine: sa.Engine,
-        stage: Stage,
-        worker_id: str,
-        court: str,
-        *,
-        parser_version: str,
-        batch_size: int,
-        lease_seconds: int,
-        since: datetime | None,
-        backward: bool = False,
-        give_way_seconds: float = 0,
-    ) -> CourtReparse: ...
-
-
 def reparse_court(
     engine: sa.Engine,
     stage: Stage,
     worker_id: str,
     court: str,
     *,
+    redo: StoredDocumentRedo,
     parser_version: str,
     batch_size: int,
     lease_seconds: int,
     since: datetime | None,
     backward: bool = False,
     give_way_seconds: float = 0,
-    redo: StoredDocumentRedo = SI_REPARSE,
 ) -> CourtReparse:
-    """Redo the stored documents of one register court that this parser version has not done.
+    """Redo the stored documents of one register court that this parser version has not done, as
+    ``redo`` says for the stage's job type.
 
     Each batch is queued as parser_change jobs (linked to the jobs they redo) and claimed by this
     worker in the same transaction, so no sensor run ever sees them queued; then they are worked
@@ -195,7 +176,7 @@ def reparse_court(
                     "reason": None,
                 },
             )
-            jobs = queue.claim_for_entities(conn, redo.job_type, entity_ids, parser_version, worker_id, lease_seconds)
+            jobs = queue.claim_for_entities(conn, stage.job_type, entity_ids, parser_version, worker_id, lease_seconds)
         result.held_elsewhere += len(entity_ids) - len(jobs)
         if backward and not jobs:
             result.caught_up = True

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import httpx
 import sqlalchemy as sa
@@ -27,15 +27,26 @@ from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.runtime.periodic import Periodic
 from orchestration.runtime.queue import ClaimedJob, ClaimStart, Outcome
 
+if TYPE_CHECKING:
+    from orchestration.jobs.specs import JobTypeSpec
+
 log = logging.getLogger(__name__)
 
 
 class Stage(ABC):
-    """The work of one job type. Subclasses implement ``process_chunk``."""
+    """The work of one job type, as its spec (orchestration.jobs.specs) declares it. Subclasses
+    implement ``process_chunk``."""
 
-    job_type: ClassVar[str]
-    # Jobs processed and reported per transaction: large for cheap CPU work, 1 for slow I/O.
-    chunk_size: ClassVar[int] = 1
+    def __init__(self, spec: JobTypeSpec) -> None:
+        self.spec = spec
+
+    @property
+    def job_type(self) -> str:
+        return self.spec.name
+
+    @property
+    def chunk_size(self) -> int:
+        return self.spec.chunk_size
 
     def prefetch(self, engine: Engine, jobs: list[ClaimedJob]) -> None:  # noqa: B027 - optional, most stages fetch nothing
         """Work done before the chunk's transaction opens: register retrievals, whose rate-limit
@@ -68,7 +79,8 @@ class RetrievingStage(Stage):
     before the chunk's transaction opens, so that waiting for the shared rate limit or a slow
     portal holds no transaction; ``record`` then writes what was fetched, in the transaction."""
 
-    def __init__(self) -> None:
+    def __init__(self, spec: JobTypeSpec) -> None:
+        super().__init__(spec)
         self._fetched: dict[str, Any] = {}
 
     @abstractmethod

@@ -1,4 +1,4 @@
-"""basic_discovery: a search lists what the register finds; an opened entity gets its SI document.
+"""Discovery: a search lists what the register finds; an opened entity gets its SI document.
 
 The portal's budget (60 retrievals an hour for the whole system) is spent where a person waits:
 
@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import ClassVar
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -39,6 +39,9 @@ from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.runtime.queue import ClaimedJob
 from orchestration.runtime.worker import RetrievingStage
 from orchestration.stages.entities import EntityKey, find_entity_row, load_entity_key
+
+if TYPE_CHECKING:
+    from orchestration.jobs.specs import JobTypeSpec
 
 # Rows of one result page, the most the portal shows at once.
 ROWS_PER_PAGE = 100
@@ -63,11 +66,9 @@ class EntityFetch:
 
 
 class DiscoveryStage(RetrievingStage):
-    job_type: ClassVar[str] = "basic_discovery"
-    chunk_size: ClassVar[int] = 1
-
     def __init__(
         self,
+        spec: JobTypeSpec,
         client_factory: Callable[[Priority], RegisterClient],
         documents: DocumentStore,
         *,
@@ -75,7 +76,7 @@ class DiscoveryStage(RetrievingStage):
         search_opens: tuple[str, int] = ("exact", 1),
         fresh_for: timedelta = timedelta(hours=24),
     ) -> None:
-        super().__init__()
+        super().__init__(spec)
         self.client_factory = client_factory
         self.documents = documents
         self.result_pages = result_pages

@@ -1,8 +1,9 @@
-"""xml_parsing: stored SI documents into canonical company records, stored as revisions."""
+"""Parsing: stored SI documents into canonical company records, stored as revisions, by the
+parser its spec hands it (orchestration.jobs.specs), which stamps the spec's version."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
@@ -11,15 +12,18 @@ from orchestration.records.revisions import ParsedRecord, write_revisions
 from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.runtime.queue import ClaimedJob
 from orchestration.runtime.worker import Outcome, Stage, classify_exception
-from orchestration.xjustiz import parse_si
+
+if TYPE_CHECKING:
+    from orchestration.jobs.specs import JobTypeSpec
 
 
 class XmlParsingStage(Stage):
-    job_type: ClassVar[str] = "xml_parsing"
-    # Parsing is CPU work of ~0.2 ms a document: large chunks keep the database round trips rare.
-    chunk_size: ClassVar[int] = 250
-
-    def __init__(self, documents: DocumentStore) -> None:
+    def __init__(self, spec: JobTypeSpec, documents: DocumentStore) -> None:
+        if spec.parse is None or spec.version is None:
+            raise ValueError(f"{spec.name} needs a parser and its version")
+        super().__init__(spec)
+        self.parse = spec.parse
+        self.version = spec.version
         self.documents = documents
 
     def process_chunk(self, conn: sa.Connection, jobs: list[ClaimedJob]) -> dict[str, Outcome]:
@@ -32,11 +36,11 @@ class XmlParsingStage(Stage):
                 outcomes[job.id] = JobError(
                     FailureClass.INVALID_FILE,
                     f"no stored SI document {job.raw_document_id} for entity {job.entity_id}; download it again",
-                    source="xml_parsing",
+                    source=self.job_type,
                 )
                 continue
             try:
-                record = parse_si(document.content).model_dump(mode="json")
+                record = {**self.parse(document.content).model_dump(mode="json"), "parser_version": self.version}
             except Exception as exc:  # one bad document fails only its own job
                 outcomes[job.id] = classify_exception(exc)
                 continue

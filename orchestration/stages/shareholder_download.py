@@ -1,7 +1,7 @@
-"""shareholder_download: the newest shareholder list of an entity's DK tree, as a raw document.
+"""Shareholder download: the newest shareholder list of an entity's DK tree, as a raw document.
 
 Its result names the stored document; on completion the database queues the shareholder_parsing
-job for it. A list the portal offers only as a ZIP is unpacked (`orchestration.records.documents.unpack_zip`)
+job for it (apply_job_progress). A list the portal offers only as a ZIP is unpacked (`orchestration.records.documents.unpack_zip`)
 and the list inside is stored.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
-from typing import ClassVar
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -22,6 +22,9 @@ from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.runtime.queue import ClaimedJob
 from orchestration.runtime.worker import RetrievingStage
 from orchestration.stages.entities import EntityKey, find_entity_row, load_entity_key
+
+if TYPE_CHECKING:
+    from orchestration.jobs.specs import JobTypeSpec
 
 _LIST_MEDIA_TYPES = ("application/pdf", "image/tiff")
 
@@ -42,7 +45,7 @@ def newest_shareholder_list(nodes: list[DocumentNode]) -> DocumentNode | None:
     return max(enumerate(lists), key=lambda item: (item[1].date or date.min, -item[0]))[1]
 
 
-def shareholder_list_file(download: Download, what: str) -> Download:
+def shareholder_list_file(download: Download, what: str, *, source: str) -> Download:
     """The list itself: the download, or the one PDF or TIFF in the ZIP the portal sent."""
     if download.media_type != "application/zip" and not is_zip(download.content):
         return download
@@ -51,7 +54,7 @@ def shareholder_list_file(download: Download, what: str) -> Download:
         raise JobError(
             FailureClass.INVALID_FILE,
             f"{what}: the ZIP holds {len(files)} PDF or TIFF files, expected the one shareholder list",
-            source="shareholder_download",
+            source=source,
             code="zip",
         )
     (file,) = files
@@ -62,11 +65,10 @@ class ShareholderDownloadStage(RetrievingStage):
     """The DK tree's retrievals happen before the job's transaction (``fetch``), with the job's
     priority at the shared rate limit; the transaction stores the list (``record``)."""
 
-    job_type: ClassVar[str] = "shareholder_download"
-    chunk_size: ClassVar[int] = 1
-
-    def __init__(self, client_factory: Callable[[Priority], RegisterClient], documents: DocumentStore) -> None:
-        super().__init__()
+    def __init__(
+        self, spec: JobTypeSpec, client_factory: Callable[[Priority], RegisterClient], documents: DocumentStore
+    ) -> None:
+        super().__init__(spec)
         self.client_factory = client_factory
         self.documents = documents
 
@@ -84,10 +86,10 @@ class ShareholderDownloadStage(RetrievingStage):
                 FailureClass.INVALID_FILE,
                 f"the DK tree of {entity.designation} ({entity.name}) holds no shareholder list "
                 "(Liste der Gesellschafter); only GmbHs and UGs file one",
-                source="shareholder_download",
+                source=self.job_type,
             )
         what = f"the shareholder list {node.label!r} of {entity.designation}"
-        return node, shareholder_list_file(client.download_document(row, node), what)
+        return node, shareholder_list_file(client.download_document(row, node), what, source=self.job_type)
 
     def record(self, conn: sa.Connection, job: ClaimedJob, fetched: tuple[EntityKey, DocumentNode, Download]) -> dict:
         entity, node, download = fetched

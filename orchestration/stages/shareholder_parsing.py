@@ -1,10 +1,10 @@
-"""shareholder_parsing: a stored shareholder list into shareholder rows, validated against the capital."""
+"""Shareholder parsing: a stored shareholder list into shareholder rows, validated against the capital."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from decimal import Decimal
-from typing import ClassVar
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
@@ -16,16 +16,17 @@ from orchestration.runtime.worker import Outcome, Stage, each_job
 from orchestration.shareholders.shareholder_list import ShareholderList
 from orchestration.shareholders.store import store_shareholder_list
 
+if TYPE_CHECKING:
+    from orchestration.jobs.specs import JobTypeSpec
+
 QUERIES = queries.load("stages")
 
 Extract = Callable[[bytes, Decimal | None], ShareholderList]
 
 
 class ShareholderParsingStage(Stage):
-    job_type: ClassVar[str] = "shareholder_parsing"
-    chunk_size: ClassVar[int] = 1
-
-    def __init__(self, documents: DocumentStore, extract: Extract) -> None:
+    def __init__(self, spec: JobTypeSpec, documents: DocumentStore, extract: Extract) -> None:
+        super().__init__(spec)
         self.documents = documents
         self.extract = extract
 
@@ -40,7 +41,7 @@ class ShareholderParsingStage(Stage):
             raise JobError(
                 FailureClass.INVALID_FILE,
                 f"no stored shareholder list {job.raw_document_id}; request the shareholder research again",
-                source="shareholder_parsing",
+                source=self.job_type,
             )
         capital_text = conn.execute(QUERIES["current_capital"], {"entity_id": job.entity_id}).scalar()
         capital = Decimal(capital_text) if capital_text else None

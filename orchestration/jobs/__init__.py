@@ -1,0 +1,1 @@
+"""The job types, each declared once (specs), and the checks their assets run over a batch."""
