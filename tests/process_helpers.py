@@ -25,6 +25,21 @@ def wait_until(predicate, timeout_s: float, what: str):
     raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
 
 
+class WaitBudget:
+    """One deadline for the waits of a test, so that together they stay inside the pytest timeout
+    (600 s, pyproject.toml) and a slow run fails naming the wait it ran out in, instead of being cut
+    off: each wait may take what the ones before it left."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return max(self.deadline - time.monotonic(), 1.0)
+
+    def wait_until(self, predicate, what: str):
+        return wait_until(predicate, self.left(), what)
+
+
 def processes_with(marker: str) -> dict[int, str]:
     """Running processes whose environment or command line carries ``marker``, with their command lines."""
     found = {}

@@ -123,7 +123,10 @@ def test_categories_narrow_the_rule_and_are_checked(engine, db_url, sample_regis
     file_document(sample_register, company)  # category 3: not what the rule asks for
     with PortalClient(sample_register.url, diagnostics_dir=tmp_path) as client:
         poll_announcements(engine, client, today=sample_register.register.today + timedelta(days=1))
-    tick(db_url, start.cursor)
+    after = tick(db_url, start.cursor)
+    # The sensor read the announcement, and fired nothing for it.
+    assert after.cursor != start.cursor
+    assert after.skip_reason.skip_message.startswith("1 events: no firing;")
     with engine.connect() as conn:
         read = (
             conn.execute(

@@ -56,8 +56,11 @@ def test_first_revision_and_parser_only_changes_are_no_change(engine):
         add_revision(conn, company, company_record())
         add_revision(conn, company, company_record(parser_version="2"))
 
-    evaluate_events(engine, cursor)
+    summary = evaluate_events(engine, cursor)
 
+    # The evaluation read past both revisions, and found no change among them.
+    assert (summary.events, summary.cursor.revision > cursor.revision) == (0, True)
+    assert not summary.outcomes
     with engine.connect() as conn:
         assert log_rows(conn, rule.id) == []
 
@@ -143,8 +146,11 @@ def test_company_created_before_the_rule_does_not_match(engine):
     with engine.begin() as conn:
         rule = make_rule(conn, "search_match", source_config={"search_id": str(search)})
 
-    evaluate_events(engine, cursor)
+    summary = evaluate_events(engine, cursor)
 
+    # The new company was read, and matched no rule of its time.
+    assert (summary.events, summary.cursor.entity > cursor.entity) == (1, True)
+    assert not summary.outcomes
     with engine.connect() as conn:
         assert log_rows(conn, rule.id) == []
 
@@ -249,8 +255,11 @@ def test_job_failure_filters_by_failure_class(engine):
     with engine.begin() as conn:
         fail_job(conn, company, "unsupported_version")
 
-    evaluate_events(engine, cursor)
+    summary = evaluate_events(engine, cursor)
 
+    # The failure was read, and is not of a class the rule asks for.
+    assert (summary.events, summary.cursor.failure > cursor.failure) == (1, True)
+    assert not summary.outcomes
     with engine.connect() as conn:
         assert log_rows(conn, rule.id) == []
 

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from dagster._core.definitions.data_version import get_input_event_pointer_tag
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG, BACKFILL_ID_TAG
 
+import orchestration.records.reparse
 from orchestration.db.migrate import sync_job_types
 from orchestration.definitions import build_definitions
 from orchestration.jobs.specs import JOB_TYPES, JobTypes
@@ -432,32 +433,71 @@ def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves
     assert "F1103 {'parser_error': 1}" in failure.step_failure_data.error.message
 
 
-def test_a_backfill_run_gives_way_while_a_persons_job_runs(engine, settings, store, parsed, monkeypatch):
+class GiveWayClock:
+    """The clock a backfill run gives way by, moved only by the test; each of the run's pauses
+    between two looks at people's work is counted (and lasts a few real milliseconds)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.pauses = 0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.pauses += 1
+        time.sleep(0.01)
+
+
+def test_a_backfill_run_gives_way_while_a_persons_job_runs_as_long_as_the_setting_allows(
+    engine, settings, store, parsed, monkeypatch
+):
     deployed = deploy_parser(engine, settings, NEXT_VERSION)
     monkeypatch.setenv("HREG_BACKFILL_GIVE_WAY_SECONDS", "60")
-    munich = [entity for entity in parsed if entity not in list(parsed)[3:]]
-    held = held_by_a_person(engine, munich[0])  # a person's parse of a Munich company, running
+    clock = GiveWayClock()
+    monkeypatch.setattr(orchestration.records.reparse, "time", clock)
+    munich, berlin = list(parsed)[:3], list(parsed)[3:]
+    held = held_by_a_person(engine, munich[0])  # a person's parse of a Munich company, running throughout
 
-    def person_finishes():
-        time.sleep(3)
-        work_claimed(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "person-run", held, 600)
+    def berlin_by_the_run() -> dict[str, int]:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                sa.text("""SELECT status::text, count(*) FROM processing.processing_jobs
+                            WHERE entity_id = ANY(CAST(:e AS uuid[])) AND trigger = 'parser_change'
+                            GROUP BY status"""),
+                {"e": berlin},
+            ).all()
+        return dict(rows)
 
-    person = threading.Thread(target=person_finishes)
-    person.start()
+    results: list[dg.ExecuteInProcessResult] = []
+    backfill = threading.Thread(
+        target=lambda: results.append(materialize_courts("F1103", job_types=deployed))
+    )  # a backfill of Berlin
+    backfill.start()
     try:
-        materialize_courts("F1103", job_types=deployed)  # a backfill of Berlin
+        # The run has claimed Berlin's companies and pauses before parsing them: the person is at work.
+        wait_until(lambda: clock.pauses or not backfill.is_alive(), 120, "the backfill run to give way")
+        assert clock.pauses and berlin_by_the_run() == {"running": 3}
+        # A second before the limit, it still gives way: it looks again and pauses again, parsing nothing.
+        clock.now += 59
+        pauses = clock.pauses
+        wait_until(lambda: clock.pauses >= pauses + 2 or not backfill.is_alive(), 120, "two more pauses")
+        assert berlin_by_the_run() == {"running": 3}
+        # At the limit it goes on, while the person's job still runs.
+        clock.now += 1
+        backfill.join(timeout=180)
+        assert not backfill.is_alive() and results[0].success
     finally:
-        person.join()
-
-    # Berlin's companies were parsed only once the person's parse was done.
+        if backfill.is_alive():  # a check failed: the person's job ends, and with it any wait
+            clock.now += 3600
+            work_claimed(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "person-run", held, 600)
+        backfill.join()
+    assert berlin_by_the_run() == {"completed": 3}
     with engine.connect() as conn:
-        person_done = conn.execute(
-            sa.text("SELECT completed_at FROM processing.processing_jobs WHERE worker_id = 'person-run'")
+        person = conn.execute(
+            sa.text("SELECT status::text FROM processing.processing_jobs WHERE id = :id"), {"id": held[0].id}
         ).scalar_one()
-        backfill_done = conn.execute(
-            sa.text("SELECT min(completed_at) FROM processing.processing_jobs WHERE trigger = 'parser_change'")
-        ).scalar_one()
-    assert person_done is not None and backfill_done > person_done
+    assert person == "running"
 
 
 def test_a_document_stored_at_a_court_while_the_run_works_it_is_parsed_before_the_court_is_reported(

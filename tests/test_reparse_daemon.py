@@ -29,9 +29,7 @@ from dagster._core.definitions.data_version import (
 )
 from playwright.sync_api import sync_playwright
 
-from assets.court_partitions import courts_per_backfill_run
 from database_helpers import fresh_database
-from orchestration.assembly.dagster_instance import backfill_run_slots
 from orchestration.cli import main
 from orchestration.db.engine import create_app_engine
 from orchestration.jobs.specs import JOB_TYPES
@@ -44,7 +42,7 @@ from orchestration.stages.parsing import XmlParsingStage
 from orchestration.webserver.backfills import backfill_status
 from orchestration.xjustiz import PARSER_VERSION
 from pipeline_helpers import add_entity_with_si, job_rows, sample_si_files
-from process_helpers import free_port, wait_until
+from process_helpers import WaitBudget, free_port
 from webserver_helpers import finished_backfill, graphql, wait_for_code_location
 
 pytestmark = pytest.mark.slow
@@ -54,6 +52,10 @@ OLD_VERSION = "0.9.0"
 COMPANY_RECORDS_PATH = ["company_records"]
 # The companies of the fixture are filed at Stuttgart, Munich and Berlin (Charlottenburg).
 COURTS = ("B8534", "D2601", "F1103")
+# The run slots of the stack: four, one of which backfill runs leave to people's runs; a backfill
+# of the 173 courts is 3 runs of at most 58 courts (173 / 3, rounded up).
+RUN_SLOTS, PEOPLE_RUN_SLOTS = 4, 1
+BACKFILL_RUNS, COURTS_PER_RUN = 3, 58
 
 ASSET_NODE = """
 query AssetNode($path: [String!]!, $partition: String!) {
@@ -121,6 +123,8 @@ def stack(server_url, template_url, tmp_path_factory, samples_dir):
         mp.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
         mp.setenv("HREG_DATA_DIR", str(data_dir))
         mp.setenv("HREG_WEBSERVER_PORT", str(free_port()))
+        mp.setenv("HREG_MAX_CONCURRENT_RUNS", str(RUN_SLOTS))
+        mp.setenv("HREG_PEOPLE_RUN_SLOTS", str(PEOPLE_RUN_SLOTS))
         settings = Settings()
         engine = create_app_engine(url)
         store = DocumentStore(settings.documents_dir)
@@ -203,6 +207,8 @@ def all_courts_backfill(stack, samples_dir) -> dict:
     """After a parser change, one company of Munich is opened and parsed by a sensor's run; then
     the backfill a person launches: every court partition."""
     stack, engine, store = stack
+    # Its waits, inside the 600 s of the first test, of which starting the stack takes the rest.
+    budget = WaitBudget(450)
     old_jobs = {job.entity_id: job.id for job in job_rows(engine, "xml_parsing")}
     (node,) = graphql(stack, ASSET_NODE, path=COMPANY_RECORDS_PATH, partition="D2601")["assetNodes"]
     (dimension,) = node["partitionKeysByDimension"]
@@ -212,23 +218,21 @@ def all_courts_backfill(stack, samples_dir) -> dict:
     newcomer = add_entity_with_si(
         engine, store, sample_si_files(samples_dir)[10].read_bytes(), number="650", court_code="D2601"
     )
-    (job,) = wait_until(
+    (job,) = budget.wait_until(
         lambda: [
             j for j in job_rows(engine, "xml_parsing") if str(j.entity_id) == newcomer and j.status == "completed"
         ],
-        300,
         "a sensor's run to parse the new Munich company",
     )
-    wait_until(
+    budget.wait_until(
         lambda: graphql(stack, RUN_STATUS, runId=job.worker_id)["runOrError"]["status"] == "SUCCESS",
-        120,
         "the sensor's run to finish",
     )
     after_sensor_run = staleness(stack, ["D2601"])["D2601"]
 
     revisions_before = revision_count(engine)
     backfill_id = launch_backfill(stack, courts)
-    backfill = finished_backfill(stack, backfill_id)
+    backfill = finished_backfill(stack, backfill_id, budget.left())
     return {
         "id": backfill_id,
         "backfill": backfill,
@@ -267,8 +271,7 @@ def test_a_parser_change_is_a_backfill_over_every_court_in_one_run_per_run_slot(
     assert node["jobNames"][0].startswith("__ASSET_JOB")
     keys = node["partitionKeysByDimension"][0]["partitionKeys"]
     assert keys == list(register_courts()) and len(keys) == 173
-    run_slots = backfill_run_slots(Settings())
-    assert node["backfillPolicy"]["maxPartitionsPerRun"] == courts_per_backfill_run(run_slots)
+    assert node["backfillPolicy"]["maxPartitionsPerRun"] == COURTS_PER_RUN
 
     backfill = all_courts_backfill["backfill"]
     assert backfill["status"] == "COMPLETED_SUCCESS"
@@ -278,7 +281,7 @@ def test_a_parser_change_is_a_backfill_over_every_court_in_one_run_per_run_slot(
         "numPartitionsFailed": 0,
     }
     runs = backfill["runs"]
-    assert len(runs) == run_slots  # one run per run slot backfills may take, not one per court
+    assert len(runs) == BACKFILL_RUNS  # one run per run slot backfills may take, not one per court
     assert {run["status"] for run in runs} == {"SUCCESS"}
 
     reparses = [job for job in job_rows(engine, "xml_parsing") if job.trigger == "parser_change"]
@@ -307,15 +310,15 @@ def test_a_failed_court_is_re_executed_from_failure_and_a_finished_court_writes_
     stack, all_courts_backfill, samples_dir
 ):
     stack, engine, store = stack
+    budget = WaitBudget(540)  # the test's waits, inside its 600 s
     # A Berlin company whose stored document is not an SI document: its upload parse fails for good.
     broken = add_entity_with_si(engine, store, b"<?xml version='1.0'?><invoice/>", number="699", court_code="F1103")
-    wait_until(
+    budget.wait_until(
         lambda: [j for j in job_rows(engine, "xml_parsing") if str(j.entity_id) == broken and j.status == "failed"],
-        60,
         "the sensor's run to fail the broken document",
     )
 
-    backfill = finished_backfill(stack, launch_backfill(stack, list(COURTS)))
+    backfill = finished_backfill(stack, launch_backfill(stack, list(COURTS)), budget.left())
 
     assert backfill["status"] in ("COMPLETED_FAILED", "FAILED")
     assert partition_counts(backfill) == {
@@ -342,7 +345,7 @@ def test_a_failed_court_is_re_executed_from_failure_and_a_finished_court_writes_
         reexecutionParams={"parentRunId": backfill_id_of(stack, backfill), "strategy": "FROM_FAILURE"},
     )["reexecutePartitionBackfill"]
     assert reexecuted["__typename"] == "LaunchBackfillSuccess", reexecuted
-    retry = finished_backfill(stack, reexecuted["backfillId"])
+    retry = finished_backfill(stack, reexecuted["backfillId"], budget.left())
     assert retry["status"] == "COMPLETED_SUCCESS"
     assert partition_counts(retry) == {
         "numPartitionsTargeted": 1,
@@ -374,7 +377,7 @@ def test_a_failed_court_is_re_executed_from_failure_and_a_finished_court_writes_
     assert asked.exit_code == 0, asked.output
     backfill_id = re.search(r"launched backfill (\w+) of company_records over 1 courts", asked.output).group(1)
     assert f"{stack.webserver_url}/runs/b/{backfill_id}" in asked.output
-    again = finished_backfill(stack, backfill_id)
+    again = finished_backfill(stack, backfill_id, budget.left())
     assert again["status"] == "COMPLETED_SUCCESS"
     # The timeline a benchmark reads: launched, its one run started and ended, marked complete.
     status = backfill_status(stack.webserver_url, backfill_id)

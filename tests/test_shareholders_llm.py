@@ -9,13 +9,14 @@ import time
 from collections.abc import Callable
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
 from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.settings import LlmEndpoint
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
-from orchestration.shareholders.shareholder_list import Shareholder, StatedShareholder
+from orchestration.shareholders.shareholder_list import Shareholder
 from sample_register.shareholder_lists import generate_list
 from shareholder_tables import table
 
@@ -113,10 +114,6 @@ def _endpoint(url: str) -> LlmEndpoint:
     return LlmEndpoint(url, "extraction-model", "secret")
 
 
-# What the model is asked for of each shareholder; a strict-mode answer holds exactly these fields.
-STATED = set(StatedShareholder.model_fields)
-
-
 def _properties(node) -> set[str]:
     """Every property name anywhere in a JSON schema."""
     if isinstance(node, dict):
@@ -127,21 +124,23 @@ def _properties(node) -> set[str]:
     return set()
 
 
-def _answer_reading(generated) -> Callable[[dict], str]:
-    """A model that reads: it knows the list's content only if the list's text was sent to it."""
-    truth = generated.expected.model_dump(
-        mode="json", include={"shareholders": {"__all__": STATED}, "total_nominal": True, "currency": True}
-    )
-    for holder in truth["shareholders"]:
-        if holder["percentage_below_one"]:
-            holder["percentage"] = None  # as the instructions ask: "< 1 %" has no number
+# What a model answers for READ_LIST by the instructions (written from the list as printed):
+# amounts and percentages as decimal text, "< 1 %" as no number, a German register without a
+# country. The reading turns it into the checked list: numbers, the derived percentage, the
+# register's country, the total stated.
+READ_LIST = {"seed": 8, "company_name": "Muster GmbH", "capital": CAPITAL, "layout": "per_share", "form": "text_pdf"}
+MODEL_ANSWER = Path(__file__).parent / "data" / "llm_answers" / "muster_gmbh_per_share_8.json"
 
-    def answer(body: dict) -> str:
-        text = body["messages"][-1]["content"]
-        names = [holder.last_name or holder.name for holder in generated.expected.shareholders]
-        return json.dumps(truth) if all(name in text for name in names) else json.dumps({"shareholders": []})
 
-    return answer
+def _answer_reading(answer: dict) -> Callable[[dict], str]:
+    """A model that reads: it gives ``answer`` only if the list's names were sent to it."""
+
+    def respond(body: dict) -> str:
+        text = _user_text(body)
+        names = [holder.get("last_name") or holder["name"] for holder in answer["shareholders"]]
+        return json.dumps(answer) if all(name in text for name in names) else json.dumps({"shareholders": []})
+
+    return respond
 
 
 def _user_text(body: dict) -> str:
@@ -152,16 +151,23 @@ HEADINGS = ["Lfd. Nr.", "Gesellschafter", "Nennbetrag in EUR", "Beteiligung in %
 
 
 def test_llm_extraction_is_validated_by_the_same_model(endpoint):
-    generated = generate_list(4, company_name="Muster GmbH", capital=CAPITAL, layout="multipage", form="text_pdf")
-    endpoint.answer = _answer_reading(generated)
+    generated = generate_list(**READ_LIST)
+    endpoint.answer = _answer_reading(json.loads(MODEL_ANSWER.read_text()))
 
     result = parse_shareholder_list(generated.content, capital=CAPITAL, method="llm", llm=_endpoint(endpoint.url))
 
     assert result.method == "llm"
+    # The list as the generator drew it, in the checked list's form.
     assert result.model_dump(exclude={"method", "validation"}) == generated.expected.model_dump(
         exclude={"method", "validation"}
     )
-    assert result.validation.valid
+    felix, fred, segebahn = result.shareholders
+    assert [share.nominal for share in felix.shares] == [Decimal("6300.00"), Decimal("9920.00"), Decimal("2343.00")]
+    assert (felix.nominal_total, felix.percentage) == (Decimal("18563.00"), Decimal("74.25"))
+    assert (fred.percentage_below_one, fred.percentage) == (True, Decimal("0.40"))  # 100,00 of 25.000,00
+    assert (segebahn.kind, segebahn.register_type, segebahn.register_country) == ("organisation", "HRB", "DE")
+    assert (result.total_nominal, result.total_stated, result.currency) == (Decimal("25000.00"), True, "EUR")
+    assert result.validation.status == "verified"
     [request] = endpoint.requests
     assert request["model"] == "extraction-model"
     assert request["response_format"]["json_schema"]["strict"] is True
@@ -170,8 +176,8 @@ def test_llm_extraction_is_validated_by_the_same_model(endpoint):
     assert not {"percentage_derived", "total_stated", "low_confidence_cells"} & _properties(sent_schema)
     assert set(sent_schema["properties"]) == {"shareholders", "total_nominal", "currency"}
     sent = json.loads(_user_text(request))
-    assert sent["headings"] and sent["lines"]  # the table's cells, not the pages' text:
-    assert "Bescheinigung" not in _user_text(request)  # the notary's certificate is no cell
+    assert sent["headings"] and len(sent["lines"]) == 6  # five shares and the sum: the cells, not the pages:
+    assert "Kemnath" not in _user_text(request) and "Geschäftsführer" not in _user_text(request)  # place, signature
 
 
 def test_auto_asks_the_llm_only_when_the_rules_fail_a_check(endpoint):
@@ -215,18 +221,11 @@ def test_auto_asks_the_llm_only_when_the_rules_fail_a_check(endpoint):
 
     assert len(endpoint.requests) == 1
     assert by_llm.method == "llm"
-    assert by_llm.shareholders[0].register_number == "1234"
+    holder = by_llm.shareholders[0]
+    # The answer's text read as numbers, and the German register placed in Germany.
+    assert (holder.register_number, holder.register_country) == ("1234", "DE")
+    assert (holder.nominal_total, by_llm.total_nominal, by_llm.total_stated) == (Decimal(25000), Decimal(25000), True)
     assert by_llm.validation.status == "verified"
-
-
-def test_below_one_percent_from_the_llm_gets_its_derived_number(endpoint):
-    generated = generate_list(1, company_name="Muster GmbH", capital=CAPITAL, layout="multipage", form="text_pdf")
-    endpoint.answer = _answer_reading(generated)
-
-    result = parse_shareholder_list(generated.content, capital=CAPITAL, method="llm", llm=_endpoint(endpoint.url))
-
-    small = [holder for holder in result.shareholders if holder.percentage_below_one]
-    assert small and all(holder.percentage is not None and holder.percentage < 1 for holder in small)
 
 
 SOME_TABLE = table(HEADINGS, [["1", "Berger Holding GmbH", "25.000,00", "100 %"]])

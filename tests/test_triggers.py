@@ -153,8 +153,13 @@ def test_entity_inserted_with_a_downloaded_document_gets_a_parsing_job(conn):
 
 
 def test_entity_inserted_as_discovered_gets_no_parsing_job(conn):
-    calls = calls_during(conn, lambda: insert_entity(conn))
+    inserted: list[str] = []
+    calls = calls_during(conn, lambda: inserted.append(insert_entity(conn)))
     assert "create_xml_parsing_job" not in calls
+    assert jobs(conn, entity_id=inserted[0], type="xml_parsing") == []
+    # The count sees the trigger once it fires: the same entity's document downloaded.
+    assert calls_during(conn, lambda: store_si_document(conn, inserted[0]))["create_xml_parsing_job"] == 1
+    assert len(jobs(conn, entity_id=inserted[0], type="xml_parsing")) == 1
 
 
 def test_entity_updated_to_xml_ready_gets_a_parsing_job_for_its_document(conn):
