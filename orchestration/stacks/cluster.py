@@ -5,7 +5,9 @@ broker), moto's S3 server (the object store), with ``--pgbouncer`` PgBouncer in 
 in front of PostgreSQL for the workers, and, for HREG_REGISTER=sample, the sample register.
 Processes: a gRPC code server of its own, the webserver and the daemon reaching it through a
 ``grpc_server`` workspace, and N Celery workers, each with its own working directory and
-HREG_DATA_DIR. They share nothing but the services. ``scripts/cluster.sh`` runs ``main``.
+HREG_DATA_DIR. They share nothing but the services; with ``--isolated-hosts`` each worker is a
+host of its own, in network and mount namespaces (``orchestration.stacks.hosts``).
+``scripts/cluster.sh`` runs ``main``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from orchestration.db.engine import dagster_url
 from orchestration.runtime.processes import reset_interrupt_signals
 from orchestration.settings import Settings
 from orchestration.stacks.devstack import PROJECT_ROOT, stop_processes, wait_for_http
+from orchestration.stacks.hosts import HostNetwork, code_paths
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +79,7 @@ class PostgresServer:
     base: Path
     port: int
     password: str
+    host: str = "127.0.0.1"
 
     @property
     def pgdata(self) -> Path:
@@ -83,7 +87,7 @@ class PostgresServer:
 
     @property
     def url(self) -> URL:
-        return URL.create("postgresql+psycopg2", "postgres", self.password, "127.0.0.1", self.port, database=DATABASE)
+        return URL.create("postgresql+psycopg2", "postgres", self.password, self.host, self.port, database=DATABASE)
 
     def _run(self, *args: str) -> None:
         user = "postgres" if os.geteuid() == 0 else None
@@ -91,7 +95,7 @@ class PostgresServer:
                        stdout=subprocess.DEVNULL, preexec_fn=reset_interrupt_signals)  # fmt: skip
 
     def start(self) -> None:
-        options = f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1"
+        options = f"-p {self.port} -k {self.base} -c listen_addresses={self.host}"
         self._run("-l", str(self.base / "postgres.log"), "-w", "-o", options, "start")
 
     def stop(self) -> None:
@@ -111,14 +115,16 @@ def postgres_base(data_dir: Path) -> Path:
     return data_dir / "postgres-server"
 
 
-def postgres_server(data_dir: Path, port: int) -> PostgresServer:
-    """The server of ``data_dir``, initialised on first use (scram-sha-256 over TCP)."""
+def postgres_server(data_dir: Path, port: int, network: HostNetwork | None = None) -> PostgresServer:
+    """The server of ``data_dir``, initialised on first use (scram-sha-256 over TCP); on the hosts'
+    network when given, open to its addresses."""
     base = postgres_base(data_dir)
     password_file = data_dir / "postgres-password"
     if not password_file.exists():
         password_file.write_text(secrets.token_urlsafe(24))
         password_file.chmod(0o600)
-    server = PostgresServer(base, port, password_file.read_text().strip())
+    host = network.services_address if network else "127.0.0.1"
+    server = PostgresServer(base, port, password_file.read_text().strip(), host)
     if not (server.pgdata / "PG_VERSION").exists():
         shutil.rmtree(base, ignore_errors=True)
         base.mkdir(parents=True)
@@ -134,6 +140,9 @@ def postgres_server(data_dir: Path, port: int) -> PostgresServer:
             check=True, user="postgres" if os.geteuid() == 0 else None, stdout=subprocess.DEVNULL,
         )  # fmt: skip
         pwfile.unlink()
+    if network is not None:
+        with open(server.pgdata / "pg_hba.conf", "a") as hba:
+            hba.write(f"host all all {network.cidr} scram-sha-256\n")
     return server
 
 
@@ -144,6 +153,7 @@ def postgres_server(data_dir: Path, port: int) -> PostgresServer:
 class Cluster:
     data_dir: Path
     workers: int
+    network: HostNetwork | None = None  # worker hosts in namespaces of their own (--isolated-hosts)
     postgres: PostgresServer | None = None
     env: dict[str, str] = field(default_factory=dict)  # what every process of the cluster gets
     worker_env: dict[str, str] = field(default_factory=dict)  # and what the workers get besides
@@ -158,6 +168,11 @@ class Cluster:
     @property
     def processes_file(self) -> Path:
         return self.data_dir / "cluster-processes.json"
+
+    @property
+    def services_host(self) -> str:
+        """The address the services listen on: the hosts' network, else loopback."""
+        return self.network.services_address if self.network else "127.0.0.1"
 
     def home(self, name: str) -> Path:
         """The working directory and HREG_DATA_DIR of one host's process."""
@@ -209,20 +224,21 @@ def _wait(predicate, process: subprocess.Popen, what: str, timeout_s: float = 18
 
 def start_services(cluster: Cluster, register: str) -> None:
     data_dir = cluster.data_dir
-    cluster.postgres = postgres_server(data_dir, free_port())
+    host = cluster.services_host
+    cluster.postgres = postgres_server(data_dir, free_port(), cluster.network)
     cluster.postgres.start()
     redis_port, s3_port = free_port(), free_port()
     redis_dir = cluster.home("redis")
-    cluster.spawn("redis", ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+    cluster.spawn("redis", ["redis-server", "--port", str(redis_port), "--bind", host, "--save", "",
                             "--appendonly", "no", "--dir", str(redis_dir)], redis_dir)  # fmt: skip
-    s3 = cluster.spawn("object-store", [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(s3_port)])
-    endpoint = f"http://127.0.0.1:{s3_port}"
+    s3 = cluster.spawn("object-store", [str(BIN / "moto_server"), "-H", host, "-p", str(s3_port)])
+    endpoint = f"http://{host}:{s3_port}"
     cluster.env.update(
         {
             "HREG_CLUSTER": "1",
             "HREG_DATABASE_URL": cluster.postgres.url.render_as_string(hide_password=False),
             "HREG_DOCUMENT_STORE": f"s3://{BUCKET}/documents",
-            "HREG_CELERY_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0",
+            "HREG_CELERY_BROKER_URL": f"redis://{host}:{redis_port}/0",
             "AWS_ENDPOINT_URL": endpoint,
             **S3_CREDENTIALS,
             "HREG_REGISTER": register,
@@ -238,8 +254,10 @@ def start_services(cluster: Cluster, register: str) -> None:
         client.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": "eu-central-1"})
     if register == "sample":
         port = free_port()
-        register_process = cluster.spawn("sample-register", [str(BIN / "hreg"), "sample-register", "--port", str(port)])
-        cluster.env["HREG_REGISTER_URL"] = f"http://127.0.0.1:{port}"
+        register_process = cluster.spawn(
+            "sample-register", [str(BIN / "hreg"), "sample-register", "--host", host, "--port", str(port)]
+        )
+        cluster.env["HREG_REGISTER_URL"] = f"http://{host}:{port}"
         wait_for_http(cluster.env["HREG_REGISTER_URL"] + "/", register_process, timeout_s=120)
 
 
@@ -254,10 +272,10 @@ def start_pgbouncer(cluster: Cluster) -> None:
     port = free_port()
     config.write_text(
         f"""[databases]
-{DATABASE} = host=127.0.0.1 port={server.port} dbname={DATABASE}
+{DATABASE} = host={server.host} port={server.port} dbname={DATABASE}
 
 [pgbouncer]
-listen_addr = 127.0.0.1
+listen_addr = {server.host}
 listen_port = {port}
 unix_socket_dir =
 auth_type = scram-sha-256
@@ -275,7 +293,7 @@ admin_users = postgres
             os.chown(path, owner.pw_uid, owner.pw_gid)
     users.chmod(0o600)
     process = cluster.spawn("pgbouncer", [PGBOUNCER, str(config)], base, user=user)
-    _wait(lambda: socket.create_connection(("127.0.0.1", port), timeout=1).close() is None, process, "PgBouncer")
+    _wait(lambda: socket.create_connection((server.host, port), timeout=1).close() is None, process, "PgBouncer")
     url = server.url.set(port=port).render_as_string(hide_password=False)
     cluster.worker_env["HREG_DATABASE_URL"] = url
 
@@ -311,16 +329,17 @@ def start_code_server(cluster: Cluster, port: int) -> None:
 
 def start_workers(cluster: Cluster) -> None:
     settings = Settings(celery_broker_url=cluster.env["HREG_CELERY_BROKER_URL"])
-    for name in worker_names(cluster):
+    for index, name in enumerate(worker_names(cluster), 1):
         home = cluster.home(name)
         config = home / "celery.yaml"
         config.write_text(yaml.safe_dump({"execution": {"config": celery_executor_config(settings)}}))
-        cluster.spawn(
-            name,
-            [str(BIN / "dagster-celery"), "worker", "start", "-A", "orchestration.assembly.celery_app", "-y", str(config),
-             "-n", name, "-q", "dagster", "--", "--concurrency=1", "--without-gossip", "--without-mingle"],
-            env=cluster.worker_env,
-        )  # fmt: skip
+        argv = [str(BIN / "dagster-celery"), "worker", "start", "-A", "orchestration.assembly.celery_app",
+                "-y", str(config), "-n", name, "-q", "dagster",
+                "--", "--concurrency=1", "--without-gossip", "--without-mingle"]  # fmt: skip
+        if cluster.network is not None:
+            hidden = [Path(tempfile.gettempdir()), cluster.data_dir]
+            argv = cluster.network.command(index, argv, keep=[home, *code_paths()], hidden=hidden)
+        cluster.spawn(name, argv, home, env=cluster.worker_env)
     for name in worker_names(cluster):
         _wait(lambda name=name: b" ready." in cluster.log_path(name).read_bytes(), cluster.processes[name], name)
 
@@ -358,11 +377,16 @@ def write_env_file(cluster: Cluster) -> str:
     return text
 
 
-def start(data_dir: Path, workers: int, register: str, pgbouncer: bool = False) -> Cluster:
+def start(
+    data_dir: Path, workers: int, register: str, pgbouncer: bool = False, isolated_hosts: bool = False
+) -> Cluster:
     cluster = Cluster(data_dir=data_dir.resolve(), workers=workers)
     cluster.data_dir.mkdir(parents=True, exist_ok=True)
     cluster.env_file.unlink(missing_ok=True)
     try:
+        if isolated_hosts:
+            cluster.network = HostNetwork.for_data_dir(cluster.data_dir)
+            cluster.network.create(workers)
         start_services(cluster, register)
         if pgbouncer:
             start_pgbouncer(cluster)
@@ -382,6 +406,8 @@ def stop(cluster: Cluster) -> None:
     stop_processes(cluster.processes)
     if cluster.postgres is not None and (cluster.postgres.pgdata / "postmaster.pid").exists():
         cluster.postgres.stop()
+    if cluster.network is not None:
+        cluster.network.remove(cluster.workers)
     cluster.processes_file.unlink(missing_ok=True)
 
 
@@ -412,6 +438,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--pgbouncer", action="store_true", help="workers reach PostgreSQL through PgBouncer in transaction mode"
     )
+    parser.add_argument(
+        "--isolated-hosts",
+        action="store_true",
+        help="each worker a host of its own: network and mount namespaces, a private /tmp and data dir (root)",
+    )
     parser.add_argument("--register", choices=("sample", "live"), default=os.environ.get("HREG_REGISTER", "sample"))
     args = parser.parse_args(argv)
     data_dir = Path(os.environ.get("HREG_DATA_DIR", PROJECT_ROOT / ".hreg-cluster"))
@@ -420,7 +451,7 @@ def main(argv: list[str] | None = None) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _interrupted)
-    cluster = start(data_dir, args.workers, args.register, args.pgbouncer)
+    cluster = start(data_dir, args.workers, args.register, args.pgbouncer, args.isolated_hosts)
     try:
         print(write_env_file(cluster), end="", flush=True)
         print(f"written to {cluster.env_file}: `set -a; . {cluster.env_file}; set +a` on any host; Ctrl-C stops",
