@@ -229,8 +229,14 @@ def start_services(cluster: Cluster, register: str) -> None:
     cluster.postgres.start()
     redis_port, s3_port = free_port(), free_port()
     redis_dir = cluster.home("redis")
-    cluster.spawn("redis", ["redis-server", "--port", str(redis_port), "--bind", host, "--save", "",
-                            "--appendonly", "no", "--dir", str(redis_dir)], redis_dir)  # fmt: skip
+    # A password, as off loopback Redis accepts no client without one (protected mode); in a file
+    # of its own, not on a command line every process can read.
+    redis_password = secrets.token_urlsafe(24)
+    redis_config = redis_dir / "redis.conf"
+    redis_config.touch(mode=0o600)
+    redis_config.write_text(f"requirepass {redis_password}\n")
+    cluster.spawn("redis", ["redis-server", str(redis_config), "--port", str(redis_port), "--bind", host,
+                            "--save", "", "--appendonly", "no", "--dir", str(redis_dir)], redis_dir)  # fmt: skip
     s3 = cluster.spawn("object-store", [str(BIN / "moto_server"), "-H", host, "-p", str(s3_port)])
     endpoint = f"http://{host}:{s3_port}"
     cluster.env.update(
@@ -238,7 +244,7 @@ def start_services(cluster: Cluster, register: str) -> None:
             "HREG_CLUSTER": "1",
             "HREG_DATABASE_URL": cluster.postgres.url.render_as_string(hide_password=False),
             "HREG_DOCUMENT_STORE": f"s3://{BUCKET}/documents",
-            "HREG_CELERY_BROKER_URL": f"redis://{host}:{redis_port}/0",
+            "HREG_CELERY_BROKER_URL": f"redis://:{redis_password}@{host}:{redis_port}/0",
             "AWS_ENDPOINT_URL": endpoint,
             **S3_CREDENTIALS,
             "HREG_REGISTER": register,
