@@ -51,6 +51,12 @@ def on_host(cluster, worker: str, *argv: str) -> subprocess.CompletedProcess:
     return subprocess.run(["nsenter", "-t", pid, "-n", "-m", *argv], capture_output=True, text=True, timeout=60)
 
 
+def names_on_host(cluster, worker: str, directory: Path) -> set[str]:
+    listing = on_host(cluster, worker, "ls", "-A", str(directory))
+    assert listing.returncode == 0, listing.stderr
+    return set(listing.stdout.split())
+
+
 @pytest.fixture(scope="module")
 def corpus():
     return load_corpus()
@@ -68,15 +74,14 @@ def test_a_worker_host_shares_no_disk_and_reaches_the_services_only_on_the_test_
     control_home = cluster.data_dir / "hosts" / "control"
     try:
         for worker in WORKERS:
-            own_home = cluster.data_dir / "hosts" / worker
-            listing = on_host(cluster, worker, "ls", "-a", str(own_home), "/tmp")
-            assert listing.returncode == 0, listing.stderr
-            assert "celery.yaml" in listing.stdout.split()  # the host's own data dir is there
-            # The control host's /tmp (this file, pytest's directories) and its data dir are not.
-            assert marker.name not in listing.stdout.split()
-            assert tmp_path.parts[2] not in listing.stdout.split()  # /tmp/pytest-of-<user>
-            assert on_host(cluster, worker, "test", "-e", str(control_home)).returncode == 1
-            assert on_host(cluster, worker, "test", "-e", str(marker)).returncode == 1
+            # Of the cluster's data dir (logs, cluster.env, every host's directory) and of /tmp, the
+            # host sees only the way to its own directory.
+            assert names_on_host(cluster, worker, cluster.data_dir) == {"hosts"}
+            assert names_on_host(cluster, worker, cluster.data_dir / "hosts") == {worker}
+            assert "celery.yaml" in names_on_host(cluster, worker, cluster.data_dir / "hosts" / worker)
+            for path in (control_home, marker, tmp_path):
+                assert path.exists()
+                assert on_host(cluster, worker, "test", "-e", str(path)).returncode == 1, path
             # Every connection of the host goes to the services' address on the test network.
             sockets = on_host(cluster, worker, "ss", "-Htn", "state", "established").stdout.split("\n")
             peers = {line.split()[-1].rsplit(":", 1)[0] for line in sockets if line.strip()}
