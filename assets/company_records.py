@@ -6,14 +6,10 @@ import dagster as dg
 from sqlalchemy.engine import Engine
 
 from assets.batch import BatchCheck, as_op_events, check_specs
+from assets.court_backfill import reparse_courts
+from assets.court_partitions import CourtBackfills, register_court_partitions_def
+from assets.court_reporting import ParsedCourts, work_queue_by_court
 from assets.keys import COMPANY_RECORDS, RAW_SI_DOCUMENTS
-from assets.partitions import (
-    CourtBackfills,
-    ParsedCourts,
-    register_court_partitions_def,
-    reparse_courts,
-    work_queue_by_court,
-)
 from orchestration.records.court_state import SI_RECORDS
 from orchestration.records.documents import DocumentStore
 from orchestration.runtime import queue

@@ -4,8 +4,9 @@ import dagster as dg
 
 from assets.batch import BatchCheck, batch_metadata, check_specs, run_checks, work_batch
 from assets.company_records import parse_downloaded
+from assets.court_partitions import register_court_partitions_def
+from assets.court_reporting import report_documents
 from assets.keys import DISCOVERED_ENTITIES, RAW_SI_DOCUMENTS
-from assets.partitions import register_court_partitions_def, report_documents
 from orchestration.records.court_state import SI_RECORDS
 from orchestration.stages.discovery import DiscoveryStage
 from resources.database import DatabaseResource

@@ -7,15 +7,10 @@ import dagster as dg
 from sqlalchemy.engine import Engine
 
 from assets.batch import BatchCheck, as_op_events, batch_metadata, check_specs, work_batch
+from assets.court_backfill import reparse_courts
+from assets.court_partitions import CourtBackfills, register_court_partitions_def
+from assets.court_reporting import ParsedCourts, report_documents, work_queue_by_court
 from assets.keys import COMPANY_RECORDS
-from assets.partitions import (
-    CourtBackfills,
-    ParsedCourts,
-    register_court_partitions_def,
-    reparse_courts,
-    report_documents,
-    work_queue_by_court,
-)
 from orchestration.records.court_state import SHAREHOLDER_RECORDS
 from orchestration.records.reparse import SHAREHOLDER_LIST_REREAD, reparse_court
 from orchestration.runtime.worker import BatchReport

@@ -65,7 +65,6 @@ from pathlib import Path
 
 import sqlalchemy as sa
 import yaml
-from dagster._daemon.controller import DEFAULT_DAEMON_INTERVAL_SECONDS
 
 from bench.common import (
     bench_stack_environment,
@@ -76,6 +75,7 @@ from bench.common import (
     peak_rss_mb,
 )
 from bench.latency import fresh_queries, p50_p95, search_to_parsed_s
+from orchestration.assembly.dagster_internals import DEFAULT_DAEMON_INTERVAL_SECONDS
 from orchestration.db.engine import create_app_engine
 from orchestration.records.courts import register_courts
 from orchestration.records.documents import INLINE_LIMIT_BYTES, DocumentStore

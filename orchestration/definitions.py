@@ -8,14 +8,16 @@ the database is skipped with a message saying so (sensors.database).
 
 from __future__ import annotations
 
+import re
+import warnings
 from typing import Any
 
 import dagster as dg
 
 from assets.batch import queue_job
 from assets.company_records import build_company_records_asset, company_records_from_the_queue
+from assets.court_partitions import CourtBackfills, court_backfill_policy
 from assets.discovery import basic_discovery
-from assets.partitions import CourtBackfills, court_backfill_policy
 from assets.shareholders import (
     build_shareholders_asset,
     ownership_graph,
@@ -33,8 +35,9 @@ from resources.documents import DocumentStoreResource, ownership_graph_io_manage
 from resources.job_queue import JobQueueResource
 from resources.register import RegisterResource
 from resources.shareholders import ShareholderExtractorResource
-from resources.webhooks import WebhookResource
-from sensors.announcements import register_announcements_job, register_announcements_schedule
+from resources.webhooks import AlertWebhookResource, WebhookResource
+from sensors.alerts import dead_letter_alert_sensor, run_failure_alert_sensor
+from sensors.announcements import register_announcements, register_announcements_job, register_announcements_schedule
 from sensors.automation import automation_sensors
 from sensors.jobs import (
     build_job_sensor,
@@ -43,6 +46,15 @@ from sensors.jobs import (
     job_archive_sensor,
     lease_reaper_sensor,
 )
+
+# Beta parameters we use on purpose: a court backfill's runs (`backfill_policy`), and `owners`, which
+# Dagster passes to every sensor it builds. Filtered by their exact message here, in the module every
+# process that loads the code location imports, so that no terminal repeats them once per process.
+for _beta_parameter in (
+    "Parameter `backfill_policy` of function `asset` is currently in beta",
+    "Parameter `owners` of initializer `SensorDefinition.__init__` is currently in beta",
+):
+    warnings.filterwarnings("ignore", message=re.escape(_beta_parameter), category=dg.BetaWarning)
 
 # How often each job type's sensor polls: discovery is what a user waits for.
 SENSOR_INTERVAL_SECONDS = {
@@ -76,6 +88,7 @@ def asset_job(job_type: str, asset: dg.AssetsDefinition, executor: dg.ExecutorDe
 def build_resources(settings: Settings) -> dict[str, Any]:
     """The resources of the code location, configured by ``settings``."""
     database = DatabaseResource.from_settings(settings)
+    webhooks = WebhookResource.from_settings(settings)
     return {
         "database": database,
         "documents": DocumentStoreResource.from_settings(settings),
@@ -83,7 +96,8 @@ def build_resources(settings: Settings) -> dict[str, Any]:
         "search_policy": SearchPolicyResource.from_settings(settings),
         "job_queue": JobQueueResource.from_settings(settings),
         "shareholder_extractor": ShareholderExtractorResource.from_settings(settings),
-        "webhooks": WebhookResource.from_settings(settings),
+        "webhooks": webhooks,
+        "alert_webhook": AlertWebhookResource.from_settings(settings, webhooks),
         "ownership_graph_io_manager": ownership_graph_io_manager(settings),
     }
 
@@ -98,6 +112,7 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
         shareholder_list_documents,
         build_shareholders_asset(backfills),
         ownership_graph,
+        register_announcements,
     ]
     executor = run_executor(settings)
     jobs = {
@@ -122,6 +137,8 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
             job_archive_sensor,
             ownership_graph_sensor,
             *automation_sensors,
+            run_failure_alert_sensor,
+            dead_letter_alert_sensor,
         ],
         resources=build_resources(settings),
     )

@@ -16,12 +16,12 @@ from orchestration.settings import Settings
 class DatabaseResource(dg.ConfigurableResource):
     """PostgreSQL holding the job tables and the content."""
 
-    url: str = Field("", description="SQLAlchemy URL (HREG_DATABASE_URL); empty: the embedded server in pgdata_dir.")
+    url: str = Field(description="SQLAlchemy URL (HREG_DATABASE_URL); empty: the embedded server in pgdata_dir.")
     pgdata_dir: str = Field(
-        "", description="Data directory of the embedded server (<HREG_DATA_DIR>/postgres), used when url is empty."
+        description="Data directory of the embedded server (<HREG_DATA_DIR>/postgres), used when url is empty."
     )
     worker_role: str = Field(
-        "", description="Role every connection takes (HREG_WORKER_ROLE), so runs hold only the worker's privileges."
+        description="Role every connection takes (HREG_WORKER_ROLE), so runs hold only the worker's privileges."
     )
 
     def get_engine(self) -> Engine:

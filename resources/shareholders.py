@@ -18,9 +18,9 @@ class ShareholderExtractorResource(ConfigurableResource):
     method: Literal["auto", "rules", "llm"] = Field(
         "auto", description="rules, llm, or auto: rules, and the LLM (when configured) where they fail."
     )
-    llm_base_url: str = Field("", description="OpenAI-compatible endpoint (HREG_LLM_BASE_URL); empty: rules only.")
-    llm_model: str = Field("", description="Model name sent to the endpoint (HREG_LLM_MODEL).")
-    llm_api_key: str = Field("", description="API key of the endpoint (HREG_LLM_API_KEY).")
+    llm_base_url: str = Field(description="OpenAI-compatible endpoint (HREG_LLM_BASE_URL); empty: rules only.")
+    llm_model: str = Field(description="Model name sent to the endpoint (HREG_LLM_MODEL).")
+    llm_api_key: str = Field(description="API key of the endpoint (HREG_LLM_API_KEY).")
 
     def parse(self, content: bytes, capital: Decimal | None) -> "ShareholderList":
         # Imported here: PDF, OCR and LLM libraries would slow every run process's start.

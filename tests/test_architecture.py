@@ -1,10 +1,12 @@
-"""The import direction of docs/architecture.md, read from the source with `ast`: the product never
-reaches into the sample world except where `hreg sample-register` runs it, and the core in
-orchestration/ is plain Python that never imports Dagster or the Dagster side."""
+"""The house rules of docs/architecture.md, read from the source with `ast`: the product never
+reaches into the sample world except where `hreg sample-register` runs it, the core in
+orchestration/ is plain Python that never imports Dagster or the Dagster side, Dagster's internals
+are reached through one module only, and the Dagster side is made of short functions."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -13,14 +15,20 @@ DAGSTER_SIDE = ("dagster", "assets", "resources", "sensors")
 # Where the sample world comes back in: the command that serves it imports it where it runs.
 SAMPLE_WORLD_ENTRANCES = {("orchestration/cli/register.py", "sample_register")}
 # The core modules that assemble Dagster: the code location from the Dagster side, the Celery
-# app of dagster-celery that a worker host runs, and Dagster's instance (its config, and the
-# storages that config names).
+# app of dagster-celery that a worker host runs, Dagster's instance (its config), what we take
+# from Dagster's internals (the storages that config names among them), and the metrics endpoint's
+# reading of Dagster's run storage.
 DAGSTER_ASSEMBLY = {
     "orchestration/definitions.py",
     "orchestration/assembly/celery_app.py",
     "orchestration/assembly/dagster_instance.py",
-    "orchestration/assembly/dagster_storage.py",
+    "orchestration/assembly/dagster_internals.py",
+    "orchestration/assembly/run_metrics.py",
 }
+# The one module that may reach into Dagster's internals.
+DAGSTER_INTERNALS = "orchestration/assembly/dagster_internals.py"
+# The Dagster side, whose functions stay short enough to read at once.
+MAX_FUNCTION_LINES = 60
 
 
 def imports(path: Path) -> list[tuple[str, str | None]]:
@@ -93,3 +101,102 @@ def test_neither_the_product_nor_the_sample_world_imports_tests_or_benchmarks():
         if top_level(module) in test_modules
     ]
     assert strays == []
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def dagster_names(tree: ast.Module) -> set[str]:
+    """The names a module binds to Dagster's modules and what it imports from them."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(
+                (alias.asname or alias.name).split(".")[0] for alias in node.names if top_level(alias.name) == "dagster"
+            )
+        elif isinstance(node, ast.ImportFrom) and top_level(node.module) == "dagster":
+            names.update(alias.asname or alias.name for alias in node.names)
+    return names
+
+
+def root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Call | ast.Subscript):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def dagster_internals_used(path: Path) -> list[str]:
+    """What ``path`` takes from Dagster's internals: imports of Dagster's private modules, private
+    attributes of Dagster's objects, private methods of a class derived from Dagster's, and
+    strings that name a private module (an instance config's class path)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    dagster = dagster_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        line = f"{path.relative_to(REPO_ROOT)}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module]
+            found.extend(
+                f"{line} imports {module}"
+                for module in modules
+                if top_level(module) == "dagster" and any(is_private(part) for part in module.split("."))
+            )
+        elif isinstance(node, ast.Attribute) and is_private(node.attr) and root_name(node.value) in dagster:
+            found.append(f"{line} uses {ast.unparse(node)}")
+        elif isinstance(node, ast.ClassDef) and any(root_name(base) in dagster for base in node.bases):
+            found.extend(
+                f"{line} overrides {node.name}.{member}"
+                for statement in node.body
+                for member in defined_names(statement)
+                if is_private(member)
+            )
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.extend(f"{line} names {name}" for name in re.findall(r"dagster\._[\w.]*", node.value))
+    return found
+
+
+def defined_names(statement: ast.stmt) -> list[str]:
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+        return [statement.name]
+    if isinstance(statement, ast.Assign):
+        return [target.id for target in statement.targets if isinstance(target, ast.Name)]
+    return []
+
+
+def test_dagster_internals_are_used_in_one_module_only():
+    used = {str(path.relative_to(REPO_ROOT)): dagster_internals_used(path) for path in modules(*PRODUCT)}
+    assert [use for name, uses in used.items() if name != DAGSTER_INTERNALS for use in uses] == []
+    # The scan sees what that module takes (private modules, private overrides): it would see it elsewhere.
+    kinds = {use.split(" ")[1] for use in used[DAGSTER_INTERNALS]}
+    assert kinds >= {"imports", "uses", "overrides"}, used[DAGSTER_INTERNALS]
+
+
+def function_lengths(path: Path) -> list[tuple[str, int]]:
+    """Every function in ``path`` (nested ones too), by its qualified name, with its lines from
+    its first decorator to its last line."""
+    lengths = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = prefix
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}."
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                first = min([child.lineno, *(decorator.lineno for decorator in child.decorator_list)])
+                lengths.append((f"{prefix}{child.name}", child.end_lineno - first + 1))
+            visit(child, name)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), "")
+    return lengths
+
+
+def test_the_dagster_side_has_no_function_over_60_lines():
+    measured = {
+        f"{path.relative_to(REPO_ROOT)}: {function} ({length} lines)": length
+        for path in modules("assets", "sensors", "resources")
+        for function, length in function_lengths(path)
+    }
+    assert [function for function, length in measured.items() if length > MAX_FUNCTION_LINES] == []
+    # The measure counts what it should: the Dagster side has functions of some length.
+    assert max(measured.values()) > MAX_FUNCTION_LINES // 2

@@ -18,7 +18,7 @@ from orchestration.register import PortalClient
 from resources.database import DatabaseResource
 from resources.webhooks import WebhookResource
 from sample_register import start_sample_register_in_thread
-from sensors.announcements import register_announcements_job
+from sensors.announcements import register_announcements
 from sensors.automation import automation_event_sensor
 from test_automation_support import make_rule
 
@@ -52,8 +52,8 @@ def file_document(sample_register, company) -> str:
 
 
 def tick(db_url, cursor: str | None):
-    database = DatabaseResource(url=db_url.render_as_string(hide_password=False))
-    resources = {"database": database, "webhooks": WebhookResource()}
+    database = DatabaseResource(url=db_url.render_as_string(hide_password=False), pgdata_dir="", worker_role="")
+    resources = {"database": database, "webhooks": WebhookResource(allowed_networks="")}
     return automation_event_sensor(dg.build_sensor_context(cursor=cursor, resources=resources))
 
 
@@ -152,7 +152,7 @@ def test_the_daily_job_polls_the_watched_courts(engine, settings, sample_registe
         )
         started = conn.execute(sa.text("SELECT clock_timestamp()")).scalar_one()
 
-    result = register_announcements_job.execute_in_process(resources=resources)
+    result = dg.materialize([register_announcements], resources=resources)
 
     assert result.success
     with engine.connect() as conn:

@@ -21,7 +21,7 @@ from test_automation_support import (  # noqa: F401 - receiver is a fixture
 
 
 def database(db_url) -> DatabaseResource:
-    return DatabaseResource(url=db_url.render_as_string(hide_password=False))
+    return DatabaseResource(url=db_url.render_as_string(hide_password=False), pgdata_dir="", worker_role="")
 
 
 def tick(sensor: dg.SensorDefinition, db_url, cursor: str | None = None):

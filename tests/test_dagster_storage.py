@@ -1,4 +1,5 @@
-"""Dagster's storage as the stack configures it: tables made once, the catalog asked once.
+"""Dagster's storage as the stack configures it: tables made once, the catalog asked once; and its
+run queue, set through Dagster's public instance settings.
 
 Every sensor tick opens the instance anew in the code server, and before many calls Dagster's
 storages ask the catalog whether a table or column exists; on a 2-core machine those questions
@@ -14,12 +15,15 @@ import sqlalchemy as sa
 from orchestration.assembly.dagster_instance import ensure_storage, write_instance_config
 from orchestration.settings import Settings
 
+# Five run slots, two of them the people's: backfill runs may take three at once.
+SETTINGS = Settings(max_concurrent_runs=5, people_run_slots=2)
+
 
 @pytest.fixture
 def instance(server_url, tmp_path):
     storage_url = server_url.set(database=f"hreg_storage_{uuid.uuid4().hex[:8]}")
     ensure_storage(storage_url)
-    write_instance_config(tmp_path, storage_url, Settings())
+    write_instance_config(tmp_path, storage_url, SETTINGS)
     try:
         with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
             yield instance
@@ -68,3 +72,20 @@ def test_a_run_and_the_calls_of_sensor_ticks_ask_the_catalog_only_once_each(inst
     # The instance, which may not create tables, stored everything in those ensure_storage made.
     assert instance.get_runs_count() == 4
     assert instance.get_latest_materialization_event(dg.AssetKey("court_figures")) is not None
+
+
+def test_a_new_deployment_shows_no_newsletter_modal(instance):
+    # The webserver shows Dagster's "Join the Dagster community" modal while shouldShowNux is
+    # true: nux enabled on the instance, and no one has dismissed it in this DAGSTER_HOME yet.
+    assert instance.nux_enabled is False
+
+
+def test_the_run_queue_starts_five_runs_at_once_three_of_a_backfill_looking_every_second(instance):
+    coordinator = instance.run_coordinator
+    assert isinstance(coordinator, dg.QueuedRunCoordinator)
+    queue = instance.get_concurrency_config().run_queue_config
+    assert queue.max_concurrent_runs == 5
+    assert [(limit["key"], limit["limit"]) for limit in queue.tag_concurrency_limits] == [("dagster/backfill", 3)]
+    # Queued runs are looked for every second, and the runs of one look launched side by side.
+    assert (coordinator.dequeue_interval_seconds, coordinator.dequeue_use_threads) == (1, True)
+    assert coordinator.dequeue_num_workers == 5

@@ -98,6 +98,7 @@ def test_the_dev_stack_started_with_sigint_ignored_stops_on_sigterm_leaving_noth
         "HREG_REGISTER": "sample",
         "HREG_SAMPLE_REGISTER_PORT": str(free_port()),
         "HREG_WEBSERVER_PORT": str(free_port()),
+        "HREG_METRICS_PORT": str(free_port()),
         marker.split("=")[0]: marker.split("=")[1],
     }
     log_path = tmp_path / "hreg-dev.out"

@@ -27,7 +27,8 @@ from click.testing import CliRunner
 
 from bench.common import iter_cloned_documents, load_entities
 from database_helpers import fresh_database
-from orchestration.assembly.dagster_instance import BACKFILL_TAG, backfill_run_slots, instance_config
+from orchestration.assembly.dagster_instance import backfill_run_slots, instance_config
+from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
 from orchestration.cli import main
 from orchestration.db.engine import create_app_engine
 from orchestration.definitions import SENSOR_INTERVAL_SECONDS
@@ -191,7 +192,7 @@ def test_a_search_during_a_backfill_of_every_court_gets_the_free_run_slot_at_the
         records = [
             record
             for backfill in (backfill_id, shareholders_backfill_id)
-            for record in instance.get_run_records(dg.RunsFilter(tags={BACKFILL_TAG: backfill}))
+            for record in instance.get_run_records(dg.RunsFilter(tags={BACKFILL_ID_TAG: backfill}))
         ]
         # Each backfill run: queued, slot taken, launch returned, slot freed (now for a run still going).
         backfill_runs = [
@@ -248,9 +249,7 @@ def test_a_search_during_a_backfill_of_every_court_gets_the_free_run_slot_at_the
     interval = requesting["timestamp"] - earlier[-1]["timestamp"]
     evaluation = requesting["endTimestamp"] - requesting["timestamp"]
     assert queued_at - job.due_at <= interval + evaluation
-    dequeue_interval = instance_config(stack.dagster_url, settings)["run_coordinator"]["config"][
-        "dequeue_interval_seconds"
-    ]
+    dequeue_interval = instance_config(stack.dagster_url, settings)["run_queue"]["dequeue_interval_seconds"]
     launches_left = max(
         (launched for _, taken, launched, _ in backfill_runs if taken < queued_at < launched), default=queued_at
     )

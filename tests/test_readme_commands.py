@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import time
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 import sqlalchemy as sa
 
@@ -54,6 +56,7 @@ def test_dev_sh_serves_a_search_from_the_cli_and_ctrl_c_leaves_no_process(data_d
         HREG_DATA_DIR=str(data_dir),
         HREG_SAMPLE_REGISTER_PORT=str(free_port()),
         HREG_WEBSERVER_PORT=str(free_port()),
+        HREG_METRICS_PORT=str(free_port()),
     )
     output = data_dir.parent / f"{data_dir.name}.out"
     with output.open("wb") as out:
@@ -64,10 +67,17 @@ def test_dev_sh_serves_a_search_from_the_cli_and_ctrl_c_leaves_no_process(data_d
     try:
         wait_until(lambda: b"ready:" in output.read_bytes() or dev.poll() is not None, 360, "dev.sh to be ready")
         assert dev.poll() is None, output.read_text()[-3000:]
-        assert f"Dagster UI: http://127.0.0.1:{env['HREG_WEBSERVER_PORT']}" in output.read_text()
+        terminal = output.read_text()
+        ui = f"http://127.0.0.1:{env['HREG_WEBSERVER_PORT']}"
+        assert f"Dagster UI: {ui}" in terminal
+        # A first look without noise: no newsletter modal on the UI's first page.
+        nux = httpx.post(f"{ui}/graphql", json={"query": "{ shouldShowNux }"}, timeout=60).json()
+        assert nux == {"data": {"shouldShowNux": False}}
+        assert f"metrics: http://127.0.0.1:{env['HREG_METRICS_PORT']}/metrics" in terminal
 
-        # In another shell, as the README goes on.
-        created = hreg(env, "search", "Bau GmbH").stdout
+        # In another shell, the search the ready line suggests, as the README goes on.
+        [suggested] = re.findall(r'ready: try `\.venv/bin/hreg search "([^"]+)"`', terminal)
+        created = hreg(env, "search", suggested).stdout
         search_id = created.split()[created.split().index("search") + 1]
 
         def first_results_parsed():
@@ -93,6 +103,8 @@ def test_dev_sh_serves_a_search_from_the_cli_and_ctrl_c_leaves_no_process(data_d
 
         os.killpg(dev.pid, signal.SIGINT)  # Ctrl-C
         assert dev.wait(timeout=120) == 0, output.read_text()[-3000:]
+        # The terminal showed warnings worth a look, not the beta parameters we use on purpose.
+        assert "BetaWarning" not in output.read_text()
         # Nothing of the stack is left: not the embedded PostgreSQL, the sample register, the
         # daemon, the webserver, nor a code server either of them started.
         deadline = time.monotonic() + 30

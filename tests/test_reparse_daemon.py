@@ -29,7 +29,7 @@ from dagster._core.definitions.data_version import (
 )
 from playwright.sync_api import sync_playwright
 
-from assets.partitions import courts_per_backfill_run
+from assets.court_partitions import courts_per_backfill_run
 from database_helpers import fresh_database
 from orchestration.assembly.dagster_instance import backfill_run_slots
 from orchestration.cli import main

@@ -123,3 +123,13 @@ def test_validate_against_a_given_xsd_folder(tmp_path: Path) -> None:
     result = _run("validate", "--xsd-dir", str(other_versions), str(REGISSTAR))
     assert result.exit_code == 1
     assert json.loads(result.stdout)["problems"] == ["no XSD for XJustiz 3.3.1 available"]
+
+
+def test_validate_reads_the_xsd_folder_from_the_settings(tmp_path: Path, monkeypatch) -> None:
+    other_versions = tmp_path / "xsd"
+    shutil.copytree(SAMPLES_DIR.parent / "xsd" / "openXJV_XJustiz_3_5_1", other_versions / "openXJV_XJustiz_3_5_1")
+    monkeypatch.setenv("HREG_XJUSTIZ_XSD_DIR", str(other_versions))
+
+    result = _run("validate", str(REGISSTAR))
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["problems"] == ["no XSD for XJustiz 3.3.1 available"]

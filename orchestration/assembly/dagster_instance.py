@@ -7,10 +7,10 @@ from pathlib import Path
 import yaml
 from sqlalchemy.engine import URL
 
+from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
 from orchestration.db.engine import ensure_database
 from orchestration.settings import Settings
 
-BACKFILL_TAG = "dagster/backfill"
 # How long a run may take to start: its process loads the code location first, which on a busy
 # 2-core machine has taken over a minute. Run monitoring fails a run that takes longer, and the
 # daemon's launch call to the code server (60 s by default) waits as long, so that a slow start
@@ -29,10 +29,10 @@ def backfill_run_slots(settings: Settings) -> int:
 
 def instance_config(dagster_url: URL, settings: Settings) -> dict:
     return {
-        # Dagster's own PostgreSQL storages, whose schema checks are kept once true (dagster_storage).
+        # Dagster's own PostgreSQL storages, whose schema checks are kept once true (dagster_internals).
         **{
             f"{kind}_storage": {
-                "module": "orchestration.assembly.dagster_storage",
+                "module": "orchestration.assembly.dagster_internals",
                 "class": storage_class,
                 "config": {
                     "postgres_url": dagster_url.render_as_string(hide_password=False),
@@ -43,33 +43,39 @@ def instance_config(dagster_url: URL, settings: Settings) -> dict:
             }
             for kind, storage_class in STORAGE_CLASSES.items()
         },
-        "run_coordinator": {
-            "module": "dagster._core.run_coordinator",
-            "class": "QueuedRunCoordinator",
-            "config": {
+        # Dagster's run queue (its QueuedRunCoordinator): how it looks for queued runs.
+        "run_queue": {
+            # The default of 5 s adds seconds to every run start.
+            "dequeue_interval_seconds": 1,
+            # A launch returns once the run's process has loaded the code (seconds, a minute on a
+            # busy machine): in threads, the runs one look dequeues start side by side, and a
+            # person's run does not wait for backfill runs' launches ahead of it in that look.
+            "dequeue_use_threads": True,
+            "dequeue_num_workers": settings.max_concurrent_runs,
+        },
+        # How many runs it starts at once.
+        "concurrency": {
+            "runs": {
                 "max_concurrent_runs": settings.max_concurrent_runs,
-                # The default of 5 s adds seconds to every run start.
-                "dequeue_interval_seconds": 1,
-                # A launch returns once the run's process has loaded the code (seconds, a minute on a
-                # busy machine): in threads, the runs one look dequeues start side by side, and a
-                # person's run does not wait for backfill runs' launches ahead of it in that look.
-                "dequeue_use_threads": True,
-                "dequeue_num_workers": settings.max_concurrent_runs,
                 # Every run of a backfill carries dagster/backfill: together they leave
                 # people_run_slots free (one run slot at least stays theirs to use).
-                "tag_concurrency_limits": [{"key": BACKFILL_TAG, "limit": backfill_run_slots(settings)}],
+                "tag_concurrency_limits": [{"key": BACKFILL_ID_TAG, "limit": backfill_run_slots(settings)}],
             },
         },
-        # Marks runs whose process died as failed; their jobs go back through the lease reaper.
+        # Marks runs whose process died, or that ran longer than HREG_RUN_MAX_RUNTIME_SECONDS (a run's
+        # dagster/max_runtime tag overrides it), as failed; failed_run_jobs_sensor gives their jobs back.
         "run_monitoring": {
             "enabled": True,
             "start_timeout_seconds": RUN_START_TIMEOUT_SECONDS,
+            "max_runtime_seconds": settings.run_max_runtime_seconds,
             "poll_interval_seconds": 15,
             "max_resume_run_attempts": 0,
         },
         "sensors": {"use_threads": True, "num_workers": 4},
         "schedules": {"use_threads": True, "num_workers": 2},
         "telemetry": {"enabled": False},
+        # No "Join the Dagster community" newsletter modal on the first page of every new deployment.
+        "nux": {"enabled": False},
     }
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from orchestration.settings import Settings
 
 from orchestration.runtime.processes import reset_interrupt_signals
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 # Command name -> "module:attribute". Modules are imported when their command runs, so that
 # `hreg status` does not pay for PDF, OCR and LLM libraries.
@@ -30,6 +33,7 @@ COMMANDS = {
     "rules": "orchestration.cli.rules:rules",
     "reparse": "orchestration.cli.reparse:reparse",
     "jobs": "orchestration.cli.jobs:jobs",
+    "metrics": "orchestration.cli.metrics:metrics",
 }
 
 
@@ -84,3 +88,22 @@ def cli_engine() -> Engine:
     from orchestration.db.engine import get_engine
 
     return get_engine(cli_settings())
+
+
+def user_option(parameter: str, help: str, *, required: bool = False) -> Callable[[F], F]:
+    """``--user UUID``, the person who asks; by default HREG_USER_ID, as the settings read it."""
+
+    def _given(ctx: click.Context, option: click.Parameter, value: Any) -> Any:
+        # Click takes a default a callable returned for given, even None: required means a person.
+        if required and value is None:
+            raise click.MissingParameter(ctx=ctx, param=option)
+        return value
+
+    return click.option(
+        "--user",
+        parameter,
+        type=click.UUID,
+        default=lambda: cli_settings().user_id or None,
+        callback=_given,
+        help=help,
+    )

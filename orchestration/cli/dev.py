@@ -12,6 +12,10 @@ from orchestration.cli import cli_settings
 from orchestration.db import embedded
 from orchestration.stacks import devstack
 
+# The first search the ready line suggests: one that finds companies on the sample register
+# (tests/test_first_look.py runs it there).
+FIRST_SEARCH = "Bau GmbH"
+
 
 def _echo_problem(name: str, line: str) -> None:
     click.echo(f"[{name}] {line}", err=True)
@@ -21,7 +25,8 @@ def _echo_problem(name: str, line: str) -> None:
 @click.option("--no-webserver", is_flag=True, help="Run only the daemon (sensors and runs), no UI.")
 def dev(no_webserver: bool) -> None:
     """Start PostgreSQL (embedded unless HREG_DATABASE_URL), migrate, and run the sample register
-    (when HREG_REGISTER=sample), the Dagster daemon and the webserver; Ctrl-C stops everything.
+    (when HREG_REGISTER=sample), the Dagster daemon, the webserver and the Prometheus endpoint
+    (HREG_METRICS_PORT); Ctrl-C stops everything.
 
     The children's output goes to HREG_DATA_DIR/logs/; the terminal shows their warnings and errors."""
     # Start-up, addresses, warnings and errors: not every migration step or readiness poll.
@@ -43,11 +48,13 @@ def dev(no_webserver: bool) -> None:
             click.echo(f"sample register: {devstack.start_sample_register(stack, log_dir, _echo_problem)}")
         else:
             click.echo(f"register: live portal at {settings.register_base_url}")
-        click.echo(f"logs: {log_dir}/ (daemon, webserver, sample register)")
+        click.echo(f"logs: {log_dir}/ (daemon, webserver, metrics, sample register)")
         devstack.start_dagster(stack, webserver=not no_webserver, log_dir=log_dir, echo=_echo_problem)
         if not no_webserver:
             click.echo(f"Dagster UI: {stack.webserver_url}")
-        click.echo('ready: try `hreg search "Bäckerei"` in another shell; Ctrl-C stops')
+        if settings.metrics_port:
+            click.echo(f"metrics: {devstack.start_metrics(stack, log_dir, _echo_problem)}")
+        click.echo(f'ready: try `.venv/bin/hreg search "{FIRST_SEARCH}"` in another shell; Ctrl-C stops')
         while True:
             for name, process in stack.processes.items():
                 if process.poll() is not None:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 import sqlalchemy as sa
 
-from orchestration.cli import cli_engine
+from orchestration.cli import cli_engine, user_option
 from orchestration.cli.status import format_table
 from orchestration.records import companies
 
@@ -242,9 +242,7 @@ def _print(view: dict[str, Any]) -> None:
 
 @entity.command("open")
 @click.argument("key", nargs=-1, required=True, metavar="ID | COURT TYPE NUMBER [SUFFIX]")
-@click.option(
-    "--user", "requested_by", type=click.UUID, envvar="HREG_USER_ID", help="Who opens it (default $HREG_USER_ID)."
-)
+@user_option("requested_by", "Who opens it (default HREG_USER_ID).")
 def open_command(key: tuple[str, ...], requested_by: uuid.UUID | None) -> None:
     """Open an entity as a person does: its SI document is fetched (unless one fresh enough is
     stored) and parsed, as an interactive job served before background work."""

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import click
 
-from orchestration.cli import cli_engine, cli_settings
+from orchestration.cli import cli_engine, cli_settings, user_option
 from orchestration.cli.status import format_age, format_table
 from orchestration.runtime import queue
 from orchestration.runtime.failures import FailureClass
@@ -62,14 +62,7 @@ def dead_letter_command(job_type: str | None, failure_class: str | None, limit: 
 @jobs.command("retry")
 @click.argument("job_id", type=click.UUID)
 @click.option("--reason", required=True, help="Why, in one line a person can act on.")
-@click.option(
-    "--user",
-    "user_id",
-    type=click.UUID,
-    envvar="HREG_USER_ID",
-    required=True,
-    help="The person who asks (default: $HREG_USER_ID).",
-)
+@user_option("user_id", "The person who asks (default: HREG_USER_ID); required.", required=True)
 def retry_command(job_id: uuid.UUID, reason: str, user_id: uuid.UUID) -> None:
     """Queue a manual job that takes up the failed job JOB_ID (previous_job_id points at it)."""
     if not reason.strip():

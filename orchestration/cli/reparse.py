@@ -20,7 +20,7 @@ import click
 import sqlalchemy as sa
 from click.core import ParameterSource
 
-from orchestration.cli import cli_engine, cli_settings
+from orchestration.cli import cli_engine, cli_settings, user_option
 from orchestration.records.courts import register_courts, unknown_courts
 from orchestration.records.reparse import ReparseScope, count_active_reparses, enqueue_reparse
 from orchestration.webserver.backfills import BackfillError, launch_backfill
@@ -60,13 +60,7 @@ SCOPE_OPTIONS = "--all, --entity, --search, --since, --court or --stale"
 )
 @click.option("--webserver", metavar="URL", help="The Dagster webserver for --backfill (default: this machine's).")
 @click.option("--reason", help="Why, in one line a person can act on; required for manual jobs.")
-@click.option(
-    "--user",
-    "user_id",
-    type=click.UUID,
-    envvar="HREG_USER_ID",
-    help="The person who asks (default: $HREG_USER_ID); required for manual jobs.",
-)
+@user_option("user_id", "The person who asks (default: HREG_USER_ID); required for manual jobs.")
 def reparse(
     all_entities: bool,
     entity_id: uuid.UUID | None,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from orchestration.cli import cli_engine, cli_settings
+from orchestration.cli import cli_engine, cli_settings, user_option
 from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.shareholders.cell_values import parse_amount
 from orchestration.shareholders.parse import METHODS, parse_shareholder_list
@@ -65,13 +65,7 @@ def parse_command(file: Path, capital: Decimal | None, method: str) -> None:
 
 @shareholders.command("request")
 @click.argument("entity", type=click.UUID)
-@click.option(
-    "--user",
-    "requested_by",
-    type=click.UUID,
-    envvar="HREG_USER_ID",
-    help="Who asks (default $HREG_USER_ID); without it the request counts as automatic.",
-)
+@user_option("requested_by", "Who asks (default HREG_USER_ID); without it the request counts as automatic.")
 def request_command(entity, requested_by) -> None:
     """Ask for the shareholders of ENTITY (its id): sets its research status and queues the download;
     the sensors then run the download and the parsing."""

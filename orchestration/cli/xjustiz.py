@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from orchestration.cli import cli_settings
 from orchestration.runtime.failures import JobError
 from orchestration.xjustiz import parse_si, validate_xsd
 from orchestration.xjustiz.safe_xml import MAX_DOCUMENT_BYTES
@@ -58,7 +59,9 @@ def parse_command(files: tuple[Path, ...]) -> None:
 @click.option(
     "--xsd-dir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Folder with one XSD folder per XJustiz version (default: the schemas shipped with the parser).",
+    default=lambda: cli_settings().xjustiz_xsd_dir or None,
+    help="Folder with one XSD folder per XJustiz version (default: HREG_XJUSTIZ_XSD_DIR, or the schemas shipped "
+    "with the parser).",
 )
 def validate_command(files: tuple[Path, ...], xsd_dir: Path | None) -> None:
     """Check each FILE against the official XSD of its XJustiz version (informational: parsing

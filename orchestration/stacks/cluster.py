@@ -4,10 +4,10 @@ Services: PostgreSQL (Debian's server, TCP and password authentication), Redis (
 broker), moto's S3 server (the object store), with ``--pgbouncer`` PgBouncer in transaction mode
 in front of PostgreSQL for the workers, and, for HREG_REGISTER=sample, the sample register.
 Processes: a gRPC code server of its own, the webserver and the daemon reaching it through a
-``grpc_server`` workspace, and N Celery workers, each with its own working directory and
-HREG_DATA_DIR. They share nothing but the services; with ``--isolated-hosts`` each worker is a
-host of its own, in network and mount namespaces (``orchestration.stacks.hosts``).
-``scripts/cluster.sh`` runs ``main``.
+``grpc_server`` workspace, the Prometheus endpoint (`hreg metrics`, at HREG_METRICS_PORT when set)
+beside them, and N Celery workers, each with its own working directory and HREG_DATA_DIR. They share
+nothing but the services; with ``--isolated-hosts`` each worker is a host of its own, in network and
+mount namespaces (``orchestration.stacks.hosts``). ``scripts/cluster.sh`` runs ``main``.
 """
 
 from __future__ import annotations
@@ -160,6 +160,7 @@ class Cluster:
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     specs: dict[str, tuple[list[str], Path, dict[str, str], str | None]] = field(default_factory=dict)
     webserver_url: str = ""
+    metrics_url: str = ""
 
     @property
     def env_file(self) -> Path:
@@ -372,9 +373,18 @@ def start_control(cluster: Cluster, code_server_port: int, webserver_port: int) 
     wait_for_http(cluster.webserver_url + "/server_info", webserver, timeout_s=300)
 
 
+def start_metrics(cluster: Cluster, port: int) -> None:
+    """The Prometheus endpoint on the control host, beside the daemon whose instance it reads."""
+    process = cluster.spawn("metrics", [str(BIN / "hreg"), "metrics", "--port", str(port)], cluster.home("control"))
+    cluster.metrics_url = f"http://127.0.0.1:{port}/metrics"
+    wait_for_http(cluster.metrics_url, process, timeout_s=120)
+
+
 def write_env_file(cluster: Cluster) -> str:
     """The environment a CLI on another host needs, as ``set -a; . cluster.env`` reads it."""
-    lines = [f"# The cluster of {cluster.data_dir}; Dagster UI: {cluster.webserver_url}"]
+    lines = [
+        f"# The cluster of {cluster.data_dir}; Dagster UI: {cluster.webserver_url}; metrics: {cluster.metrics_url}"
+    ]
     lines += [f"# worker hosts: {name}={shlex.quote(value)}" for name, value in sorted(cluster.worker_env.items())]
     lines += [f"{name}={shlex.quote(value)}" for name, value in sorted(cluster.env.items())]
     text = "\n".join(lines) + "\n"
@@ -401,6 +411,9 @@ def start(
         start_code_server(cluster, code_server_port)
         start_workers(cluster)
         start_control(cluster, code_server_port, free_port())
+        # The configured port when one is set, else any free one: clusters side by side never clash.
+        settings = Settings()
+        start_metrics(cluster, settings.metrics_port if "metrics_port" in settings.model_fields_set else free_port())
     except BaseException:
         stop(cluster)
         raise
@@ -449,9 +462,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="each worker a host of its own: network and mount namespaces, a private /tmp and data dir (root)",
     )
-    parser.add_argument("--register", choices=("sample", "live"), default=os.environ.get("HREG_REGISTER", "sample"))
+    settings = Settings()
+    parser.add_argument("--register", choices=("sample", "live"), default=settings.register_kind)
     args = parser.parse_args(argv)
-    data_dir = Path(os.environ.get("HREG_DATA_DIR", PROJECT_ROOT / ".hreg-cluster"))
+    # The cluster's hosts live apart from `hreg dev`'s data unless HREG_DATA_DIR names a directory.
+    data_dir = settings.data_dir if "data_dir" in settings.model_fields_set else PROJECT_ROOT / ".hreg-cluster"
 
     def _interrupted(*_args) -> None:
         raise KeyboardInterrupt

@@ -57,6 +57,10 @@ class Stack:
     def webserver_url(self) -> str:
         return f"http://127.0.0.1:{self.settings.webserver_port}"
 
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.settings.metrics_port}/metrics"
+
 
 def prepare(settings: Settings) -> Stack:
     """Start the embedded server when no URL is set, migrate, and write Dagster's instance config."""
@@ -130,6 +134,14 @@ def start_sample_register(stack: Stack, log_dir: Path | None = None, echo: Echo 
     base_url = f"http://127.0.0.1:{port}"
     wait_for_http(base_url + "/", stack.processes["sample-register"], timeout_s=60)
     return base_url
+
+
+def start_metrics(stack: Stack, log_dir: Path | None = None, echo: Echo | None = None) -> str:
+    """The Prometheus endpoint (`hreg metrics`) at HREG_METRICS_PORT; returns its URL."""
+    argv = [str(BIN / "hreg"), "metrics", "--port", str(stack.settings.metrics_port)]
+    _spawn(stack, "metrics", argv, log_dir, echo)
+    wait_for_http(stack.metrics_url, stack.processes["metrics"], timeout_s=60)
+    return stack.metrics_url
 
 
 def start_dagster(

@@ -2,14 +2,13 @@
 
 Validation is reported, never required: real documents that fail it still parse. The schemas of
 3.3.1, 3.5.1 and 3.6.2 (only the files the register message needs) ship in ``xjustiz/xsd/``;
-another folder can be used through ``xsd_dir`` or the ``HREG_XJUSTIZ_XSD_DIR`` environment
-variable. A folder holds one sub-folder per version, named ``3.3.1`` or, as the openXJV
+another folder can be given as ``xsd_dir`` (``hreg xjustiz validate`` passes ``--xsd-dir`` or
+``HREG_XJUSTIZ_XSD_DIR``). A folder holds one sub-folder per version, named ``3.3.1`` or, as the openXJV
 distribution names them, ``openXJV_XJustiz_3_3_1``.
 """
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from orchestration.runtime.failures import JobError
 from orchestration.xjustiz.safe_xml import parse_xml
 from orchestration.xjustiz.xml_values import XJUSTIZ_NS
 
-XSD_DIR_ENV = "HREG_XJUSTIZ_XSD_DIR"
 PACKAGED_XSD_DIR = Path(__file__).parent / "xsd"
 REGISTER_SCHEMA_GLOB = "xjustiz_0400_register_*.xsd"
 
@@ -34,7 +32,7 @@ def validate_xsd(data: bytes, *, xsd_dir: str | Path | None = None) -> list[str]
     version = header.get("xjustizVersion") if header is not None else None
     if not version:
         return ["no XJustiz 3.x version in nachrichtenkopf/@xjustizVersion: no schema to validate against"]
-    folder = _version_folder(Path(xsd_dir or os.environ.get(XSD_DIR_ENV) or PACKAGED_XSD_DIR), version)
+    folder = _version_folder(Path(xsd_dir or PACKAGED_XSD_DIR), version)
     if folder is None:
         return [f"no XSD for XJustiz {version} available"]
     schema = _schema(folder)

@@ -378,6 +378,14 @@ CREATE TABLE processing.rate_limits (
     background_taken_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
     background_owed_until timestamptz
 );
+-- Every token taken in the last hour (take_rate_limit_token prunes older ones): the retrievals of
+-- the current hour window, for /metrics.
+CREATE TABLE processing.rate_limit_takes (
+    name      text NOT NULL REFERENCES processing.rate_limits (name) ON DELETE CASCADE,
+    taken_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+    priority  processing.job_priority NOT NULL
+);
+CREATE INDEX rate_limit_takes_name_idx ON processing.rate_limit_takes (name, taken_at);
 
 -- Roles and privileges. The owner (who runs the migrations) owns every object.
 --   hreg_app     the application: creates searches and sees only its own (row-level security on

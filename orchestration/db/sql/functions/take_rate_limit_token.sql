@@ -4,6 +4,7 @@
 -- most about one refill interval; and since it needs more tokens than a person, a person whose
 -- token is due takes it first. Background work never starves: once no background taker has had
 -- a token for p_patience_s, the next one is owed the next token, and people leave it one.
+-- Each token taken is recorded in processing.rate_limit_takes for an hour.
 CREATE OR REPLACE FUNCTION processing.take_rate_limit_token(
     p_name text, p_capacity double precision, p_refill_per_s double precision,
     p_priority processing.job_priority, p_reserve double precision, p_patience_s double precision)
@@ -21,8 +22,7 @@ BEGIN
     VALUES (p_name, p_capacity, p_refill_per_s, p_capacity)
     ON CONFLICT (name) DO UPDATE SET capacity = EXCLUDED.capacity, refill_per_s = EXCLUDED.refill_per_s
     RETURNING * INTO bucket;
-    available := least(bucket.capacity,
-                       bucket.tokens + extract(epoch FROM clock_timestamp() - bucket.refilled_at) * bucket.refill_per_s);
+    available := processing.rate_limit_available(bucket);
     starved := p_priority = 'background'
                AND bucket.background_taken_at <= clock_timestamp() - make_interval(secs => p_patience_s);
     IF p_priority = 'background' AND NOT starved THEN
@@ -38,6 +38,10 @@ BEGIN
                background_owed_until = CASE WHEN p_priority = 'background' THEN NULL
                                             ELSE background_owed_until END
          WHERE name = p_name;
+        -- The takes of the current hour window, for /metrics; older ones go as new ones come.
+        DELETE FROM processing.rate_limit_takes
+         WHERE name = p_name AND taken_at < clock_timestamp() - interval '1 hour';
+        INSERT INTO processing.rate_limit_takes (name, priority) VALUES (p_name, p_priority);
         RETURN 0;
     END IF;
     -- A starved background taker is owed the next token for as long as it keeps asking.

@@ -1,0 +1,185 @@
+"""What the project takes from Dagster's internals, all of it here: what no public API serves.
+
+Each entry says why no public API of Dagster 1.13 serves, and what in Dagster would let it go.
+tests/test_dagster_internals.py pins every one of them, so an upgrade that moves one fails there,
+by name; tests/test_architecture.py keeps `dagster._` and private overrides out of the rest of the
+product. The run queue needs none: the instance config sets it through `run_queue:` and
+`concurrency: runs:` (dagster_instance).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import dagster as dg
+
+# Provenance written by hand. A court-partitioned asset reports each court as an
+# AssetMaterialization of its own, with the court's records as data version and its documents'
+# version and newest event as input, when the court is done (a run works many courts). Dagster
+# writes these tags itself only for a step's outputs (Output/MaterializeResult data_version), one
+# version copied to every partition of a range, with inputs read as the step starts; the tag
+# names are not public. Would go with per-partition data versions of batched materializations
+# (dagster-io/dagster#34013, open) or a provenance argument on materializations
+# (dagster-io/dagster#21436, open).
+from dagster._core.definitions.data_version import (
+    CODE_VERSION_TAG,
+    DATA_VERSION_IS_USER_PROVIDED_TAG,
+    DATA_VERSION_TAG,
+    NULL_EVENT_POINTER,
+    get_input_data_version_tag,
+    get_input_event_pointer_tag,
+)
+
+# The tags of a backfill's runs: which backfill a run belongs to and which partitions it works,
+# read off the other runs of a backfill so that a run done with its own courts helps theirs. Their
+# values are documented ("dagster/backfill" in the run tag concurrency guide), the constants are
+# not, and no public accessor gives another run's partitions. None known.
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+    BACKFILL_ID_TAG,
+    PARTITION_NAME_TAG,
+)
+
+# How often the daemon's loops (the backfill daemon's among them) look: bench.backfill launches a
+# backfill at a fixed phase of that loop. Not configurable, not public. None known.
+from dagster._daemon.controller import DEFAULT_DAEMON_INTERVAL_SECONDS
+
+# The schema checks of dagster-postgres's storages, overridden below. Their helpers that read the
+# storage config are not public either (dagster_postgres.utils): our storages are built from the
+# instance config exactly as theirs are.
+from dagster_postgres.event_log import PostgresEventLogStorage
+from dagster_postgres.run_storage import PostgresRunStorage
+from dagster_postgres.schedule_storage import PostgresScheduleStorage
+from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_config
+from sqlalchemy.engine import Connection
+
+__all__ = [
+    "BACKFILL_ID_TAG",
+    "DEFAULT_DAEMON_INTERVAL_SECONDS",
+    "EventLogStorage",
+    "RunStorage",
+    "ScheduleStorage",
+    "backfill_id_of_run",
+    "data_version_of",
+    "data_version_tags",
+    "partition_keys_of_run",
+    "provenance_tags",
+]
+
+
+def data_version_tags(data_version: str) -> dict[str, str]:
+    """The tags that make ``data_version`` a materialization's data version, as Dagster writes
+    them for an Output(data_version=…)."""
+    return {DATA_VERSION_TAG: data_version, DATA_VERSION_IS_USER_PROVIDED_TAG: "true"}
+
+
+def provenance_tags(
+    code_version: str,
+    data_version: str,
+    input_key: dg.AssetKey,
+    input_data_version: str,
+    input_storage_id: int | None,
+) -> dict[str, str]:
+    """The tags of a materialization made by ``code_version`` with ``data_version``, read from the
+    input ``input_key`` at ``input_data_version`` and its event ``input_storage_id`` (None: an
+    input never materialized)."""
+    return {
+        CODE_VERSION_TAG: code_version,
+        **data_version_tags(data_version),
+        get_input_data_version_tag(input_key): input_data_version,
+        get_input_event_pointer_tag(input_key): NULL_EVENT_POINTER
+        if input_storage_id is None
+        else str(input_storage_id),
+    }
+
+
+def data_version_of(tags: Mapping[str, str] | None) -> str | None:
+    """The data version an event's tags give, if any."""
+    return (tags or {}).get(DATA_VERSION_TAG)
+
+
+def backfill_id_of_run(tags: Mapping[str, str]) -> str | None:
+    """The backfill a run belongs to, by its tags (None: not a backfill's)."""
+    return tags.get(BACKFILL_ID_TAG)
+
+
+def partition_keys_of_run(tags: Mapping[str, str], partitions_def: dg.PartitionsDefinition) -> Sequence[str]:
+    """The partitions of ``partitions_def`` a run works, by its tags: a range (a multi-run
+    backfill's) or one partition."""
+    if ASSET_PARTITION_RANGE_START_TAG in tags:
+        keys = dg.PartitionKeyRange(tags[ASSET_PARTITION_RANGE_START_TAG], tags[ASSET_PARTITION_RANGE_END_TAG])
+        return partitions_def.get_partition_keys_in_range(keys)
+    return [tags[PARTITION_NAME_TAG]] if PARTITION_NAME_TAG in tags else []
+
+
+# dagster-postgres's storages, with their schema checks answered from memory once true.
+#
+# Before many calls (an event stored, a sensor's state read or written, runs listed), Dagster's
+# storages ask the catalog whether a table or column of a later Dagster version exists yet, over a
+# new connection each time (the storages hold no pool). During a backfill those checks made up the
+# largest part of the database's work on Dagster's behalf, ahead of the events themselves. Once a
+# table or column is there it stays (only `dagster instance migrate` changes the schema, and it
+# only adds), so a true answer is kept for the life of the process and a false one is asked again.
+# The checks are no public API, some are private methods. Would go with Dagster caching them
+# itself, as dagster-io/dagster#33820 (these checks, true answers only; closed) and #33413 (open)
+# propose; neither is in 1.13.27.
+
+Check = TypeVar("Check", bound=Callable[..., bool])
+
+
+def kept_once_true(check: Check) -> Check:
+    """``check`` (a storage method), asked again only until it answers True; a connection
+    argument is not part of what it asks."""
+
+    @functools.wraps(check)
+    def kept(self, *args: Any) -> bool:
+        question = (check.__name__, *(arg for arg in args if not isinstance(arg, Connection)))
+        known = self.__dict__.setdefault("_schema_found", set())
+        if question in known:
+            return True
+        found = check(self, *args)
+        if found:
+            known.add(question)
+        return found
+
+    return kept  # type: ignore[return-value]
+
+
+class FromInstanceConfig:
+    """Built from the instance config as the storage it is mixed into would be (whose own
+    from_config_value builds its base class by name)."""
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value):
+        return cls(
+            inst_data=inst_data,
+            postgres_url=pg_url_from_config(config_value),
+            should_autocreate_tables=config_value.get("should_autocreate_tables", True),
+            token_provider=get_token_provider_from_config(config_value),
+        )
+
+
+class RunStorage(FromInstanceConfig, PostgresRunStorage):
+    has_run_stats_index_cols = kept_once_true(PostgresRunStorage.has_run_stats_index_cols)
+    has_bulk_actions_selector_cols = kept_once_true(PostgresRunStorage.has_bulk_actions_selector_cols)
+    has_backfill_id_column = kept_once_true(PostgresRunStorage.has_backfill_id_column)
+    has_bulk_action_job_name_column = kept_once_true(PostgresRunStorage.has_bulk_action_job_name_column)
+    has_backfill_tags_table = kept_once_true(PostgresRunStorage.has_backfill_tags_table)
+
+
+class EventLogStorage(FromInstanceConfig, PostgresEventLogStorage):
+    has_table = kept_once_true(PostgresEventLogStorage.has_table)
+    _has_asset_key_col_on_connection = kept_once_true(PostgresEventLogStorage._has_asset_key_col_on_connection)
+
+
+class ScheduleStorage(FromInstanceConfig, PostgresScheduleStorage):
+    has_instigators_table = kept_once_true(PostgresScheduleStorage.has_instigators_table)
+    _has_instigators_table = kept_once_true(PostgresScheduleStorage._has_instigators_table)
+    _has_asset_daemon_asset_evaluations_table = kept_once_true(
+        PostgresScheduleStorage._has_asset_daemon_asset_evaluations_table
+    )
+    has_secondary_index_table = kept_once_true(PostgresScheduleStorage.has_secondary_index_table)
+    has_built_index = kept_once_true(PostgresScheduleStorage.has_built_index)

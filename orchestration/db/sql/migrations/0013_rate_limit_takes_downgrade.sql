@@ -1,0 +1,1 @@
+DROP TABLE processing.rate_limit_takes;
