@@ -76,6 +76,7 @@ def test_a_worker_host_shares_no_disk_and_reaches_the_services_only_on_the_test_
         for worker in WORKERS:
             # Of the cluster's data dir (logs, cluster.env, every host's directory) and of /tmp, the
             # host sees only the way to its own directory.
+            # (The steps' logs go to the object store, where the control host's webserver reads them.)
             assert names_on_host(cluster, worker, cluster.data_dir) == {"hosts"}
             assert names_on_host(cluster, worker, cluster.data_dir / "hosts") == {worker}
             assert "celery.yaml" in names_on_host(cluster, worker, cluster.data_dir / "hosts" / worker)

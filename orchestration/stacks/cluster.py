@@ -313,7 +313,9 @@ def prepare_database(cluster: Cluster) -> None:
         [str(BIN / "hreg"), "db", "upgrade"], env={**os.environ, **cluster.env, "HREG_DATA_DIR": str(control)},
         check=True, stdout=subprocess.DEVNULL, preexec_fn=reset_interrupt_signals,
     )  # fmt: skip
-    settings = Settings(database_url=cluster.env["HREG_DATABASE_URL"])
+    settings = Settings(
+        database_url=cluster.env["HREG_DATABASE_URL"], document_store=cluster.env["HREG_DOCUMENT_STORE"]
+    )
     storage_url = dagster_url(settings)
     ensure_storage(storage_url)
     for host in ("control", "code-server", *worker_names(cluster)):
