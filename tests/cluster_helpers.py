@@ -183,6 +183,8 @@ def search_to_shareholders(cluster: RunningCluster, company) -> None:
     )
     stored = {item["Key"] for item in s3.list_objects_v2(Bucket="hreg", Prefix="documents/")["Contents"]}
     assert keys and {f"documents/{key}" for key in keys} <= stored
+    # What the workers' steps printed is in the bucket too, where the control host's webserver reads it.
+    assert s3.list_objects_v2(Bucket="hreg", Prefix="documents/dagster-compute-logs/")["KeyCount"] > 0
     for worker in WORKERS:
         home = cluster.data_dir / "hosts" / worker
         assert not (home / "documents").exists()

@@ -1,13 +1,17 @@
-"""The multi-host layout for real, as `scripts/cluster.sh` starts it on this machine: PostgreSQL
-over TCP with a password, Redis, moto's S3 server, a code server of its own, the webserver and
-daemon, and two Celery workers with their own data dirs. One cluster serves the whole module
-(it costs minutes to start); the tests run in file order and the last one stops it."""
+"""The multi-host layout for real, as `scripts/cluster.sh --isolated-hosts` starts it on this
+machine: PostgreSQL over TCP with a password, Redis, moto's S3 server, a code server of its own,
+the webserver and daemon, and two Celery workers, each a host of its own (network and mount
+namespaces: a private /tmp and data dir, the services only at their address on the test network).
+One cluster serves the whole module (it costs minutes to start); the tests run in file order and
+the last one stops it."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+import tempfile
+from pathlib import Path
 
 import httpx
 import pytest
@@ -33,9 +37,24 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.fail("the cluster tests run each worker host in namespaces of its own, which takes root")
     # A dead worker's step goes to the other worker two minutes on, not Celery's default hour.
-    with running_cluster(tmp_path_factory.mktemp("cluster"), env={"HREG_CELERY_VISIBILITY_TIMEOUT_S": "120"}) as c:
+    env = {"HREG_CELERY_VISIBILITY_TIMEOUT_S": "120"}
+    with running_cluster(tmp_path_factory.mktemp("cluster"), "--isolated-hosts", env=env) as c:
         yield c
+
+
+def on_host(cluster, worker: str, *argv: str) -> subprocess.CompletedProcess:
+    """``argv`` run inside ``worker``'s host: its network and mount namespaces."""
+    pid = str(cluster.pids()[worker])
+    return subprocess.run(["nsenter", "-t", pid, "-n", "-m", *argv], capture_output=True, text=True, timeout=60)
+
+
+def names_on_host(cluster, worker: str, directory: Path) -> set[str]:
+    listing = on_host(cluster, worker, "ls", "-A", str(directory))
+    assert listing.returncode == 0, listing.stderr
+    return set(listing.stdout.split())
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +65,30 @@ def corpus():
 def test_a_search_to_its_shareholders_runs_on_the_workers_with_documents_in_the_object_store(cluster, corpus):
     (company,) = unique_companies(corpus, 1, lambda c: c.legal_form == "GmbH" and c.files_shareholder_lists)
     search_to_shareholders(cluster, company)
+
+
+def test_a_worker_host_shares_no_disk_and_reaches_the_services_only_on_the_test_network(cluster, tmp_path):
+    services = sa.make_url(cluster.env["HREG_DATABASE_URL"]).host
+    assert services != "127.0.0.1"
+    marker = Path(tempfile.mkstemp(prefix="hreg-control-host-")[1])
+    control_home = cluster.data_dir / "hosts" / "control"
+    try:
+        for worker in WORKERS:
+            # Of the cluster's data dir (logs, cluster.env, every host's directory) and of /tmp, the
+            # host sees only the way to its own directory.
+            # (The steps' logs go to the object store, where the control host's webserver reads them.)
+            assert names_on_host(cluster, worker, cluster.data_dir) == {"hosts"}
+            assert names_on_host(cluster, worker, cluster.data_dir / "hosts") == {worker}
+            assert "celery.yaml" in names_on_host(cluster, worker, cluster.data_dir / "hosts" / worker)
+            for path in (control_home, marker, tmp_path):
+                assert path.exists()
+                assert on_host(cluster, worker, "test", "-e", str(path)).returncode == 1, path
+            # Every connection of the host goes to the services' address on the test network.
+            sockets = on_host(cluster, worker, "ss", "-Htn", "state", "established").stdout.split("\n")
+            peers = {line.split()[-1].rsplit(":", 1)[0] for line in sockets if line.strip()}
+            assert peers == {services}, sockets
+    finally:
+        marker.unlink()
 
 
 def test_a_worker_killed_mid_run_leaves_its_jobs_to_the_other_each_done_once(cluster, corpus):

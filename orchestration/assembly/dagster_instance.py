@@ -9,6 +9,7 @@ from sqlalchemy.engine import URL
 
 from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
 from orchestration.db.engine import ensure_database
+from orchestration.records.object_store import S3ObjectStore, open_object_store
 from orchestration.settings import Settings
 
 # How long a run may take to start: its process loads the code location first, which on a busy
@@ -25,6 +26,23 @@ STORAGE_CLASSES = {"run": "RunStorage", "event_log": "EventLogStorage", "schedul
 def backfill_run_slots(settings: Settings) -> int:
     """Run slots backfill runs may take at once: all but the people's, and one at least."""
     return max(1, settings.max_concurrent_runs - settings.people_run_slots)
+
+
+def compute_logs_config(settings: Settings) -> dict:
+    """Where steps' stdout and stderr go: with documents on S3, beside them in the bucket, since a
+    Celery worker's steps would write them to its own disk, where the webserver on another host never
+    finds them; else Dagster's default, the local disk (one host)."""
+    store = open_object_store(settings.document_store_location)
+    if not isinstance(store, S3ObjectStore):
+        return {}
+    return {
+        "compute_logs": {
+            "module": "dagster_aws.s3.compute_log_manager",
+            "class": "S3ComputeLogManager",
+            # The endpoint and credentials come from boto3's environment, as the documents' do.
+            "config": {"bucket": store.bucket, "prefix": f"{store.prefix}dagster-compute-logs"},
+        }
+    }
 
 
 def instance_config(dagster_url: URL, settings: Settings) -> dict:
@@ -76,6 +94,7 @@ def instance_config(dagster_url: URL, settings: Settings) -> dict:
         "telemetry": {"enabled": False},
         # No "Join the Dagster community" newsletter modal on the first page of every new deployment.
         "nux": {"enabled": False},
+        **compute_logs_config(settings),
     }
 
 

@@ -5,8 +5,9 @@ broker), moto's S3 server (the object store), with ``--pgbouncer`` PgBouncer in 
 in front of PostgreSQL for the workers, and, for HREG_REGISTER=sample, the sample register.
 Processes: a gRPC code server of its own, the webserver and the daemon reaching it through a
 ``grpc_server`` workspace, the Prometheus endpoint (`hreg metrics`, at HREG_METRICS_PORT when set)
-beside them, and N Celery workers, each with its own working directory and
-HREG_DATA_DIR. They share nothing but the services. ``scripts/cluster.sh`` runs ``main``.
+beside them, and N Celery workers, each with its own working directory and HREG_DATA_DIR. They share
+nothing but the services; with ``--isolated-hosts`` each worker is a host of its own, in network and
+mount namespaces (``orchestration.stacks.hosts``). ``scripts/cluster.sh`` runs ``main``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from orchestration.db.engine import dagster_url
 from orchestration.runtime.processes import reset_interrupt_signals
 from orchestration.settings import Settings
 from orchestration.stacks.devstack import PROJECT_ROOT, stop_processes, wait_for_http
+from orchestration.stacks.hosts import HostNetwork, code_paths
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,7 @@ class PostgresServer:
     base: Path
     port: int
     password: str
+    host: str = "127.0.0.1"
 
     @property
     def pgdata(self) -> Path:
@@ -86,7 +89,7 @@ class PostgresServer:
 
     @property
     def url(self) -> URL:
-        return URL.create("postgresql+psycopg2", "postgres", self.password, "127.0.0.1", self.port, database=DATABASE)
+        return URL.create("postgresql+psycopg2", "postgres", self.password, self.host, self.port, database=DATABASE)
 
     def _run(self, *args: str) -> None:
         user = "postgres" if os.geteuid() == 0 else None
@@ -94,7 +97,7 @@ class PostgresServer:
                        stdout=subprocess.DEVNULL, preexec_fn=reset_interrupt_signals)  # fmt: skip
 
     def start(self) -> None:
-        options = f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1"
+        options = f"-p {self.port} -k {self.base} -c listen_addresses={self.host}"
         self._run("-l", str(self.base / "postgres.log"), "-w", "-o", options, "start")
 
     def stop(self) -> None:
@@ -114,14 +117,16 @@ def postgres_base(data_dir: Path) -> Path:
     return data_dir / "postgres-server"
 
 
-def postgres_server(data_dir: Path, port: int) -> PostgresServer:
-    """The server of ``data_dir``, initialised on first use (scram-sha-256 over TCP)."""
+def postgres_server(data_dir: Path, port: int, network: HostNetwork | None = None) -> PostgresServer:
+    """The server of ``data_dir``, initialised on first use (scram-sha-256 over TCP); on the hosts'
+    network when given, open to its addresses."""
     base = postgres_base(data_dir)
     password_file = data_dir / "postgres-password"
     if not password_file.exists():
         password_file.write_text(secrets.token_urlsafe(24))
         password_file.chmod(0o600)
-    server = PostgresServer(base, port, password_file.read_text().strip())
+    host = network.services_address if network else "127.0.0.1"
+    server = PostgresServer(base, port, password_file.read_text().strip(), host)
     if not (server.pgdata / "PG_VERSION").exists():
         shutil.rmtree(base, ignore_errors=True)
         base.mkdir(parents=True)
@@ -137,6 +142,9 @@ def postgres_server(data_dir: Path, port: int) -> PostgresServer:
             check=True, user="postgres" if os.geteuid() == 0 else None, stdout=subprocess.DEVNULL,
         )  # fmt: skip
         pwfile.unlink()
+    if network is not None:
+        with open(server.pgdata / "pg_hba.conf", "a") as hba:
+            hba.write(f"host all all {network.cidr} scram-sha-256\n")
     return server
 
 
@@ -147,6 +155,7 @@ def postgres_server(data_dir: Path, port: int) -> PostgresServer:
 class Cluster:
     data_dir: Path
     workers: int
+    network: HostNetwork | None = None  # worker hosts in namespaces of their own (--isolated-hosts)
     postgres: PostgresServer | None = None
     env: dict[str, str] = field(default_factory=dict)  # what every process of the cluster gets
     worker_env: dict[str, str] = field(default_factory=dict)  # and what the workers get besides
@@ -162,6 +171,11 @@ class Cluster:
     @property
     def processes_file(self) -> Path:
         return self.data_dir / "cluster-processes.json"
+
+    @property
+    def services_host(self) -> str:
+        """The address the services listen on: the hosts' network, else loopback."""
+        return self.network.services_address if self.network else "127.0.0.1"
 
     def home(self, name: str) -> Path:
         """The working directory and HREG_DATA_DIR of one host's process."""
@@ -211,8 +225,8 @@ def _wait(predicate: Callable[[], bool], process: subprocess.Popen, what: str, t
     raise TimeoutError(f"{what} within {timeout_s:.0f}s")
 
 
-def _accepts_connections(port: int) -> bool:
-    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+def _accepts_connections(host: str, port: int) -> bool:
+    socket.create_connection((host, port), timeout=1).close()
     return True
 
 
@@ -223,20 +237,27 @@ def _logs_ready(log: Path) -> bool:
 
 def start_services(cluster: Cluster, register: str) -> None:
     data_dir = cluster.data_dir
-    cluster.postgres = postgres_server(data_dir, free_port())
+    host = cluster.services_host
+    cluster.postgres = postgres_server(data_dir, free_port(), cluster.network)
     cluster.postgres.start()
     redis_port, s3_port = free_port(), free_port()
     redis_dir = cluster.home("redis")
-    cluster.spawn("redis", ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
-                            "--appendonly", "no", "--dir", str(redis_dir)], redis_dir)  # fmt: skip
-    s3 = cluster.spawn("object-store", [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(s3_port)])
-    endpoint = f"http://127.0.0.1:{s3_port}"
+    # A password, as off loopback Redis accepts no client without one (protected mode); in a file
+    # of its own, not on a command line every process can read.
+    redis_password = secrets.token_urlsafe(24)
+    redis_config = redis_dir / "redis.conf"
+    redis_config.touch(mode=0o600)
+    redis_config.write_text(f"requirepass {redis_password}\n")
+    cluster.spawn("redis", ["redis-server", str(redis_config), "--port", str(redis_port), "--bind", host,
+                            "--save", "", "--appendonly", "no", "--dir", str(redis_dir)], redis_dir)  # fmt: skip
+    s3 = cluster.spawn("object-store", [str(BIN / "moto_server"), "-H", host, "-p", str(s3_port)])
+    endpoint = f"http://{host}:{s3_port}"
     cluster.env.update(
         {
             "HREG_CLUSTER": "1",
             "HREG_DATABASE_URL": cluster.postgres.url.render_as_string(hide_password=False),
             "HREG_DOCUMENT_STORE": f"s3://{BUCKET}/documents",
-            "HREG_CELERY_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0",
+            "HREG_CELERY_BROKER_URL": f"redis://:{redis_password}@{host}:{redis_port}/0",
             "AWS_ENDPOINT_URL": endpoint,
             **S3_CREDENTIALS,
             "HREG_REGISTER": register,
@@ -252,8 +273,10 @@ def start_services(cluster: Cluster, register: str) -> None:
         client.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": "eu-central-1"})
     if register == "sample":
         port = free_port()
-        register_process = cluster.spawn("sample-register", [str(BIN / "hreg"), "sample-register", "--port", str(port)])
-        cluster.env["HREG_REGISTER_URL"] = f"http://127.0.0.1:{port}"
+        register_process = cluster.spawn(
+            "sample-register", [str(BIN / "hreg"), "sample-register", "--host", host, "--port", str(port)]
+        )
+        cluster.env["HREG_REGISTER_URL"] = f"http://{host}:{port}"
         wait_for_http(cluster.env["HREG_REGISTER_URL"] + "/", register_process, timeout_s=120)
 
 
@@ -269,10 +292,10 @@ def start_pgbouncer(cluster: Cluster) -> None:
     port = free_port()
     config.write_text(
         f"""[databases]
-{DATABASE} = host=127.0.0.1 port={server.port} dbname={DATABASE}
+{DATABASE} = host={server.host} port={server.port} dbname={DATABASE}
 
 [pgbouncer]
-listen_addr = 127.0.0.1
+listen_addr = {server.host}
 listen_port = {port}
 unix_socket_dir =
 auth_type = scram-sha-256
@@ -290,7 +313,7 @@ admin_users = postgres
             os.chown(path, owner.pw_uid, owner.pw_gid)
     users.chmod(0o600)
     process = cluster.spawn("pgbouncer", [PGBOUNCER, str(config)], base, user=user)
-    _wait(lambda: _accepts_connections(port), process, "PgBouncer")
+    _wait(lambda: _accepts_connections(server.host, port), process, "PgBouncer")
     url = server.url.set(port=port).render_as_string(hide_password=False)
     cluster.worker_env["HREG_DATABASE_URL"] = url
 
@@ -303,7 +326,9 @@ def prepare_database(cluster: Cluster) -> None:
         [str(BIN / "hreg"), "db", "upgrade"], env={**os.environ, **cluster.env, "HREG_DATA_DIR": str(control)},
         check=True, stdout=subprocess.DEVNULL, preexec_fn=reset_interrupt_signals,
     )  # fmt: skip
-    settings = Settings(database_url=cluster.env["HREG_DATABASE_URL"])
+    settings = Settings(
+        database_url=cluster.env["HREG_DATABASE_URL"], document_store=cluster.env["HREG_DOCUMENT_STORE"]
+    )
     storage_url = dagster_url(settings)
     ensure_storage(storage_url)
     for host in ("control", "code-server", *worker_names(cluster)):
@@ -326,16 +351,17 @@ def start_code_server(cluster: Cluster, port: int) -> None:
 
 def start_workers(cluster: Cluster) -> None:
     settings = Settings(celery_broker_url=cluster.env["HREG_CELERY_BROKER_URL"])
-    for name in worker_names(cluster):
+    for index, name in enumerate(worker_names(cluster), 1):
         home = cluster.home(name)
         config = home / "celery.yaml"
         config.write_text(yaml.safe_dump({"execution": {"config": celery_executor_config(settings)}}))
-        cluster.spawn(
-            name,
-            [str(BIN / "dagster-celery"), "worker", "start", "-A", "orchestration.assembly.celery_app", "-y", str(config),
-             "-n", name, "-q", "dagster", "--", "--concurrency=1", "--without-gossip", "--without-mingle"],
-            env=cluster.worker_env,
-        )  # fmt: skip
+        argv = [str(BIN / "dagster-celery"), "worker", "start", "-A", "orchestration.assembly.celery_app",
+                "-y", str(config), "-n", name, "-q", "dagster",
+                "--", "--concurrency=1", "--without-gossip", "--without-mingle"]  # fmt: skip
+        if cluster.network is not None:
+            hidden = [Path(tempfile.gettempdir()), cluster.data_dir]
+            argv = cluster.network.command(index, argv, keep=[home, *code_paths()], hidden=hidden)
+        cluster.spawn(name, argv, home, env=cluster.worker_env)
     for name in worker_names(cluster):
         _wait(functools.partial(_logs_ready, cluster.log_path(name)), cluster.processes[name], name)
 
@@ -382,11 +408,16 @@ def write_env_file(cluster: Cluster) -> str:
     return text
 
 
-def start(data_dir: Path, workers: int, register: str, pgbouncer: bool = False) -> Cluster:
+def start(
+    data_dir: Path, workers: int, register: str, pgbouncer: bool = False, isolated_hosts: bool = False
+) -> Cluster:
     cluster = Cluster(data_dir=data_dir.resolve(), workers=workers)
     cluster.data_dir.mkdir(parents=True, exist_ok=True)
     cluster.env_file.unlink(missing_ok=True)
     try:
+        if isolated_hosts:
+            cluster.network = HostNetwork.for_data_dir(cluster.data_dir)
+            cluster.network.create(workers)
         start_services(cluster, register)
         if pgbouncer:
             start_pgbouncer(cluster)
@@ -409,6 +440,8 @@ def stop(cluster: Cluster) -> None:
     stop_processes(cluster.processes)
     if cluster.postgres is not None and (cluster.postgres.pgdata / "postmaster.pid").exists():
         cluster.postgres.stop()
+    if cluster.network is not None:
+        cluster.network.remove(cluster.workers)
     cluster.processes_file.unlink(missing_ok=True)
 
 
@@ -439,6 +472,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--pgbouncer", action="store_true", help="workers reach PostgreSQL through PgBouncer in transaction mode"
     )
+    parser.add_argument(
+        "--isolated-hosts",
+        action="store_true",
+        help="each worker a host of its own: network and mount namespaces, a private /tmp and data dir (root)",
+    )
     settings = Settings()
     parser.add_argument("--register", choices=("sample", "live"), default=settings.register_kind)
     args = parser.parse_args(argv)
@@ -449,7 +487,7 @@ def main(argv: list[str] | None = None) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _interrupted)
-    cluster = start(data_dir, args.workers, args.register, args.pgbouncer)
+    cluster = start(data_dir, args.workers, args.register, args.pgbouncer, args.isolated_hosts)
     try:
         print(write_env_file(cluster), end="", flush=True)
         print(f"written to {cluster.env_file}: `set -a; . {cluster.env_file}; set +a` on any host; Ctrl-C stops",
