@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from orchestration.runtime import queue
 from orchestration.runtime.failures import JobError
 from queue_helpers import (
+    claim_and_fail,
     claim_one,
     count_trigger_calls,
     download_shareholder_list,
@@ -324,6 +325,87 @@ def test_a_completed_shareholder_parsing_completes_the_research(conn):
     queue.complete(conn, "worker-1", [(claimed.id, {"shareholders": 2})])
     assert entity(conn, entity_id).shareholder_research_status == "completed"
     assert len(jobs(conn, entity_id=entity_id)) == 2
+
+
+# What a job shows comes from its type's row of processing.job_types ------------------------------
+
+
+def set_job_type(conn: sa.Connection, job_type: str, **columns) -> None:
+    """Change what ``job_type``'s row says, as a new type's migration would write it."""
+    assigned = ", ".join(f"{column} = :{column}" for column in columns)
+    conn.execute(sa.text(f"UPDATE processing.job_types SET {assigned} WHERE type = :t"), {"t": job_type, **columns})
+
+
+def test_a_claim_shows_on_the_entity_the_status_its_types_row_names(conn):
+    # The shipped row of basic_discovery shows nothing on an entity while its job runs.
+    set_job_type(conn, "basic_discovery", entity_status_running="basic_discovery_running")
+    entity_id = insert_entity(conn, "parsed")
+    conn.execute(sa.text("SELECT processing.open_entity(:id)"), {"id": entity_id})
+
+    claim_one(conn, "basic_discovery")
+    assert entity(conn, entity_id).processing_status == "basic_discovery_running"
+
+
+def test_a_parse_whose_row_names_no_claim_status_leaves_the_entity_until_it_completes(conn):
+    set_job_type(conn, "xml_parsing", entity_status_running=None)
+    entity_id = insert_entity(conn, "xml_ready")
+
+    claimed = claim_one(conn, "xml_parsing")
+    assert entity(conn, entity_id).processing_status == "xml_ready"
+    queue.complete(conn, "worker-1", [(claimed.id, {})])
+    assert entity(conn, entity_id).processing_status == "parsed"
+
+
+def test_a_shareholder_claim_shows_the_research_status_its_types_row_names(conn):
+    set_job_type(conn, "shareholder_download", entity_status_running=None)
+    set_job_type(conn, "shareholder_parsing", entity_status_running="downloading")
+    entity_id = insert_entity(conn, "parsed")
+    request_research(conn, entity_id)
+
+    claimed = claim_one(conn, "shareholder_download")
+    assert entity(conn, entity_id).shareholder_research_status == "requested"
+    list_id = insert_raw_document(conn, entity_id, kind="shareholder_list")
+    queue.complete(conn, "worker-1", [(claimed.id, {"raw_document_id": list_id})])
+    claim_one(conn, "shareholder_parsing")
+    assert entity(conn, entity_id).shareholder_research_status == "downloading"
+
+
+def test_a_completion_shows_the_research_status_its_types_row_names(conn):
+    set_job_type(conn, "shareholder_download", entity_status_completed="parsing")
+    entity_id = insert_entity(conn, "parsed")
+    request_research(conn, entity_id)
+
+    download_shareholder_list(conn, entity_id)
+    assert entity(conn, entity_id).shareholder_research_status == "parsing"
+
+
+def test_a_completed_job_is_continued_only_by_the_type_its_row_names(conn):
+    set_job_type(conn, "shareholder_download", continued_by=None)
+    entity_id = insert_entity(conn, "parsed")
+    request_research(conn, entity_id)
+
+    download_shareholder_list(conn, entity_id)
+    assert [row.type for row in jobs(conn, entity_id=entity_id)] == ["shareholder_download"]
+
+
+def test_a_final_failure_shows_on_the_entity_the_status_its_types_row_names(conn):
+    # An entity whose discovery failed for good shows as discovered, to be opened again.
+    set_job_type(conn, "basic_discovery", entity_status_failed="discovered")
+    entity_id = insert_entity(conn, "discovered")
+    conn.execute(sa.text("SELECT processing.open_entity(:id)"), {"id": entity_id})
+
+    claim_and_fail(conn, "basic_discovery", JobError("parser_error", "cannot read the result page"))
+    assert entity(conn, entity_id).processing_status == "discovered"
+
+
+def test_a_final_failure_of_a_type_whose_row_names_no_status_leaves_the_entity_alone(conn):
+    set_job_type(conn, "shareholder_parsing", entity_status_failed=None)
+    entity_id = insert_entity(conn, "parsed")
+    request_research(conn, entity_id)
+    download_shareholder_list(conn, entity_id)
+
+    claim_and_fail(conn, "shareholder_parsing", JobError("parser_error", "not a shareholder list"))
+    assert entity(conn, entity_id).shareholder_research_status == "parsing"
 
 
 # delete_job_step_history ------------------------------------------------------------------------

@@ -217,17 +217,38 @@ CREATE TABLE processing.job_types (
     priority          processing.job_priority NOT NULL DEFAULT 'interactive',
     -- Background jobs of the type that may hold a claim at once (NULL: any number): background
     -- jobs waiting for the register's rate limit never hold every worker while a person waits.
-    background_slots  integer CHECK (background_slots > 0)
+    background_slots  integer CHECK (background_slots > 0),
+    -- What a job of the type shows on its entity: the status column of content.entities it moves
+    -- (NULL: none) and the value that column takes while a job runs, when one completes and when
+    -- one fails for good (NULL: unchanged). The trigger functions read them (apply_job_progress,
+    -- handle_job_failure_and_retries, sync_shareholder_*_status). A search shows its own job's
+    -- status whatever the type.
+    entity_status_column     text CHECK (entity_status_column IN ('processing_status', 'shareholder_research_status')),
+    entity_status_running    text,
+    entity_status_completed  text,
+    entity_status_failed     text,
+    -- The type of the job a completed one queues, for the document its result names, of the same
+    -- request (apply_job_progress).
+    continued_by      text REFERENCES processing.job_types (type),
+    CONSTRAINT job_types_entity_status_has_column CHECK (
+        entity_status_column IS NOT NULL
+        OR num_nonnulls(entity_status_running, entity_status_completed, entity_status_failed) = 0)
 );
 
 INSERT INTO processing.job_types
-    (type, stage, max_retries, backoff_base_s, backoff_cap_s, lease_seconds, batch_size, description, background_slots)
+    (type, stage, max_retries, backoff_base_s, backoff_cap_s, lease_seconds, batch_size, description, background_slots,
+     entity_status_column, entity_status_running, entity_status_completed, entity_status_failed, continued_by)
 VALUES
     -- Register retrievals are claimed one job at a time: a run waiting for a token holds no other job.
-    ('basic_discovery',      1, 3, 10, 600, 300,    1, 'Search the register and download the SI documents of what it finds.', 1),
-    ('xml_parsing',          2, 3,  5, 300, 600, 5000, 'Parse a stored SI document into the canonical company record.', NULL),
-    ('shareholder_download', 3, 3, 30, 900, 300,    1, 'Download the shareholder list from the DK tree.', 1),
-    ('shareholder_parsing',  4, 2, 10, 300, 600,   20, 'Extract shareholders from a stored shareholder list.', NULL);
+    -- A discovery of an entity shows only its final failure on it.
+    ('basic_discovery',      1, 3, 10, 600, 300,    1, 'Search the register and download the SI documents of what it finds.', 1,
+     'processing_status', NULL, NULL, 'xml_download_failed', NULL),
+    ('xml_parsing',          2, 3,  5, 300, 600, 5000, 'Parse a stored SI document into the canonical company record.', NULL,
+     'processing_status', 'xml_parsing', 'parsed', 'xml_parsing_failed', NULL),
+    ('shareholder_download', 3, 3, 30, 900, 300,    1, 'Download the shareholder list from the DK tree.', 1,
+     'shareholder_research_status', 'downloading', NULL, 'failed', 'shareholder_parsing'),
+    ('shareholder_parsing',  4, 2, 10, 300, 600,   20, 'Extract shareholders from a stored shareholder list.', NULL,
+     'shareholder_research_status', 'parsing', 'completed', 'failed', NULL);
 
 -- processing.failure_classes: seeds/002's classes; the retry trigger and the workers read them --
 CREATE TABLE processing.failure_classes (

@@ -31,20 +31,19 @@ BEGIN
         RETURN NULL;
     END IF;
 
-    IF NEW.type = 'basic_discovery' THEN
-        IF NEW.search_id IS NOT NULL THEN
-            UPDATE public.searches SET status = 'failed', updated_at = now() WHERE id = NEW.search_id;
-        ELSIF NEW.entity_id IS NOT NULL THEN
-            UPDATE content.entities SET processing_status = 'xml_download_failed', updated_at = now()
-             WHERE id = NEW.entity_id;
-        END IF;
-    ELSIF NEW.type = 'xml_parsing' THEN
-        -- A parse of an older document never overrides a newer download (as in apply_job_progress).
-        UPDATE content.entities SET processing_status = 'xml_parsing_failed', updated_at = now()
-         WHERE id = NEW.entity_id AND current_si_document_id IS NOT DISTINCT FROM NEW.raw_document_id;
-    ELSIF NEW.type IN ('shareholder_download', 'shareholder_parsing') THEN
-        UPDATE content.entities SET shareholder_research_status = 'failed', updated_at = now()
-         WHERE id = NEW.entity_id;
+    -- Failed for good: a search's status is its job's; an entity shows what the type's row says
+    -- (entity_status_column, entity_status_failed), so a new type needs a row, not a branch.
+    IF NEW.search_id IS NOT NULL THEN
+        UPDATE public.searches SET status = 'failed', updated_at = now() WHERE id = NEW.search_id;
+    ELSIF jt.entity_status_column = 'processing_status' THEN
+        -- A parse of an older document never overrides a newer download (as in apply_job_progress,
+        -- which says why this stays logic).
+        UPDATE content.entities SET processing_status = jt.entity_status_failed, updated_at = now()
+         WHERE id = NEW.entity_id AND jt.entity_status_failed IS NOT NULL
+           AND (NEW.type <> 'xml_parsing' OR current_si_document_id IS NOT DISTINCT FROM NEW.raw_document_id);
+    ELSIF jt.entity_status_column = 'shareholder_research_status' THEN
+        UPDATE content.entities SET shareholder_research_status = jt.entity_status_failed, updated_at = now()
+         WHERE id = NEW.entity_id AND jt.entity_status_failed IS NOT NULL;
     END IF;
     RETURN NULL;
 END

@@ -1,8 +1,9 @@
--- sync_shareholder_download_status: a claimed download shows as downloading (set_shareholder_research_status).
+-- sync_shareholder_download_status: a claimed download shows as downloading, as its job_types row
+-- says (set_shareholder_research_status).
 CREATE OR REPLACE FUNCTION processing.sync_shareholder_download_status() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, processing, pg_temp
-AS $$ BEGIN PERFORM processing.set_shareholder_research_status(NEW.entity_id, 'downloading'); RETURN NULL; END $$;
+AS $$ BEGIN PERFORM processing.set_shareholder_research_status(NEW.entity_id, NEW.type); RETURN NULL; END $$;
 
 CREATE OR REPLACE TRIGGER sync_shareholder_download_status
     AFTER UPDATE ON processing.processing_jobs

@@ -1,8 +1,9 @@
--- sync_shareholder_parsing_status: a claimed parse shows as parsing (set_shareholder_research_status).
+-- sync_shareholder_parsing_status: a claimed parse shows as parsing, as its job_types row says
+-- (set_shareholder_research_status).
 CREATE OR REPLACE FUNCTION processing.sync_shareholder_parsing_status() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, processing, pg_temp
-AS $$ BEGIN PERFORM processing.set_shareholder_research_status(NEW.entity_id, 'parsing'); RETURN NULL; END $$;
+AS $$ BEGIN PERFORM processing.set_shareholder_research_status(NEW.entity_id, NEW.type); RETURN NULL; END $$;
 
 CREATE OR REPLACE TRIGGER sync_shareholder_parsing_status
     AFTER UPDATE ON processing.processing_jobs
