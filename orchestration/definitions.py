@@ -27,6 +27,7 @@ from assets.shareholders import (
 from orchestration.assembly.celery_config import celery_executor_config
 from orchestration.assembly.dagster_instance import backfill_run_slots
 from orchestration.settings import Settings
+from resources.dagster_retention import DagsterRetentionResource
 from resources.database import DatabaseResource
 from resources.discovery import SearchPolicyResource
 from resources.documents import DocumentStoreResource, ownership_graph_io_manager
@@ -43,6 +44,7 @@ from sensors.jobs import (
     job_archive_sensor,
     lease_reaper_sensor,
 )
+from sensors.retention import dagster_retention_sensor
 
 # How often each job type's sensor polls: discovery is what a user waits for.
 SENSOR_INTERVAL_SECONDS = {
@@ -85,6 +87,7 @@ def build_resources(settings: Settings) -> dict[str, Any]:
         "shareholder_extractor": ShareholderExtractorResource.from_settings(settings),
         "webhooks": WebhookResource.from_settings(settings),
         "ownership_graph_io_manager": ownership_graph_io_manager(settings),
+        "dagster_retention": DagsterRetentionResource.from_settings(settings),
     }
 
 
@@ -120,6 +123,7 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
             failed_run_jobs_sensor,
             canceled_run_jobs_sensor,
             job_archive_sensor,
+            dagster_retention_sensor,
             ownership_graph_sensor,
             *automation_sensors,
         ],

@@ -132,6 +132,12 @@ class Settings(BaseSettings):
         7.0, gt=0, description="Completed jobs move to processing.job_archive this many days after completion."
     )
     job_archive_batch_size: int = Field(10_000, gt=0, description="Jobs one archive transaction moves at most.")
+    dagster_retention_days: float = Field(
+        30.0,
+        ge=0,
+        description="Finished Dagster runs are deleted with their events this many days after they were created, "
+        "unless the UI still reads them (docs/deployment.md); sensor and schedule ticks are kept as long.",
+    )
     worker_role: str = Field(
         "",
         description="When set, Dagster runs `SET ROLE` to this role so they hold only the worker's privileges.",

@@ -14,12 +14,13 @@ DAGSTER_SIDE = ("dagster", "assets", "resources", "sensors")
 SAMPLE_WORLD_ENTRANCES = {("orchestration/cli/register.py", "sample_register")}
 # The core modules that assemble Dagster: the code location from the Dagster side, the Celery
 # app of dagster-celery that a worker host runs, and Dagster's instance (its config, and the
-# storages that config names).
+# storages that config names, and the retention of its runs).
 DAGSTER_ASSEMBLY = {
     "orchestration/definitions.py",
     "orchestration/assembly/celery_app.py",
     "orchestration/assembly/dagster_instance.py",
     "orchestration/assembly/dagster_storage.py",
+    "orchestration/assembly/dagster_retention.py",
 }
 
 

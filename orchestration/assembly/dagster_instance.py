@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import yaml
@@ -70,6 +71,19 @@ def instance_config(dagster_url: URL, settings: Settings) -> dict:
         "sensors": {"use_threads": True, "num_workers": 4},
         "schedules": {"use_threads": True, "num_workers": 2},
         "telemetry": {"enabled": False},
+        "retention": tick_retention(settings),
+    }
+
+
+def tick_retention(settings: Settings) -> dict:
+    """Dagster's retention of sensor, schedule and automation ticks (the only storage it prunes
+    itself; runs are pruned by the retention sensor). A sensor that skips writes a tick every
+    few seconds, so skipped ticks go after a day; ticks that requested runs or failed are kept as
+    long as runs."""
+    days = max(1, math.ceil(settings.dagster_retention_days))
+    return {
+        kind: {"purge_after_days": {"skipped": 1, "started": days, "success": days, "failure": days}}
+        for kind in ("schedule", "sensor", "auto_materialize")
     }
 
 
