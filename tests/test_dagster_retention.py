@@ -5,9 +5,9 @@ materialization are the same afterwards.
 
 The instance holds runs of company_records over four courts, executed in process on the stack's
 instance: Munich parsed by an old parser version and then by the current one, Berlin by the old
-one only (so Berlin is STALE), Stuttgart twice by the current one, and a court run first as part
-of a backfill that is not finished (no daemon runs it) and then on its own. One run is queued and
-never starts. "Old" is a moment the test names, and HREG_DAGSTER_RETENTION_DAYS=0 for the sensor.
+one only (so Berlin is STALE), Stuttgart twice by the current one, a court run first as part of
+a backfill that is not finished (no daemon runs it) and then on its own, and Hamburg, whose one
+company's document is no SI document, twice: both runs fail. One run is queued and never starts. "Old" is a moment the test names, and HREG_DAGSTER_RETENTION_DAYS=0 for the sensor.
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ from dagster._core.storage.tags import BACKFILL_ID_TAG
 import assets.company_records
 from database_helpers import fresh_database
 from orchestration.assembly.dagster_retention import delete_old_runs
+from orchestration.db.engine import create_app_engine
 from orchestration.definitions import build_definitions, build_resources
+from orchestration.records.documents import DocumentStore
 from orchestration.settings import Settings
 from orchestration.stacks import devstack
 from orchestration.webserver.backfills import launch_backfill
-from pipeline_helpers import run_court_partitions
+from pipeline_helpers import add_entity_with_si, run_court_partitions
 from process_helpers import free_port
 from webserver_helpers import LOCATION, graphql, wait_for_code_location
 
@@ -33,8 +35,8 @@ pytestmark = pytest.mark.slow
 
 OLD_VERSION = "0.9.0"
 COMPANY_RECORDS_PATH = ["company_records"]
-MUNICH, BERLIN, STUTTGART, BACKFILLED = "D2601", "F1103", "B8534", "Y1308"
-COURTS = [MUNICH, BERLIN, STUTTGART, BACKFILLED]
+MUNICH, BERLIN, STUTTGART, BACKFILLED, HAMBURG = "D2601", "F1103", "B8534", "Y1308", "K1101"
+COURTS = [MUNICH, BERLIN, STUTTGART, BACKFILLED, HAMBURG]
 
 COURT_VIEW = """
 query Courts($path: [String!]!, $partitions: [String!]) {
@@ -83,13 +85,15 @@ def stack(server_url, template_url, tmp_path_factory):
                 print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-3000:]}")
 
 
-def run_court(instance: dg.DagsterInstance, court: str, *, version: str | None = None, **options) -> str:
+def run_court(
+    instance: dg.DagsterInstance, court: str, *, version: str | None = None, success: bool = True, **options
+) -> str:
     """A run of company_records over ``court`` (by the parser ``version``, default this code's)."""
     with pytest.MonkeyPatch.context() as mp:
         if version:
             mp.setattr(assets.company_records, "PARSER_VERSION", version)
         result = run_court_partitions(build_definitions(), "company_records", instance, partition_key=court, **options)
-    assert result.success
+    assert result.success is success
     return result.run_id
 
 
@@ -106,6 +110,15 @@ def runs(stack) -> dict[str, str]:
     backfill_id = launch_backfill(stack.webserver_url, COMPANY_RECORDS_PATH, [BACKFILLED])
     runs["of_backfill"] = run_court(instance, BACKFILLED, tags={BACKFILL_ID_TAG: backfill_id})
     runs["backfilled"] = run_court(instance, BACKFILLED)
+    engine = create_app_engine(stack.app_url)
+    try:
+        add_entity_with_si(
+            engine, DocumentStore(stack.settings.documents_dir), b"<invoice/>", number="1", court_code=HAMBURG
+        )
+    finally:
+        engine.dispose()
+    runs["first_hamburg"] = run_court(instance, HAMBURG, success=False)
+    runs["hamburg"] = run_court(instance, HAMBURG, success=False)
     launched = graphql(
         stack,
         LAUNCH_RUN,
@@ -156,17 +169,24 @@ def test_old_runs_nothing_reads_are_deleted_with_their_events_and_the_ui_shows_t
     before = court_view(stack)
     # What the courts look like, read by eye from the runs above: Berlin's only materialization is
     # by the old parser, every other court is current; four courts materialized, none failed.
-    assert before["stale"] == {MUNICH: "FRESH", BERLIN: "STALE", STUTTGART: "FRESH", BACKFILLED: "FRESH"}
+    assert before["stale"] == {
+        MUNICH: "FRESH",
+        BERLIN: "STALE",
+        STUTTGART: "FRESH",
+        BACKFILLED: "FRESH",
+        HAMBURG: "MISSING",
+    }
     assert before["causes"][BERLIN] == [{"category": "CODE", "reason": "has a new code version"}]
-    assert before["partitions"] == {"numMaterialized": 4, "numFailed": 0, "numMaterializing": 0}
+    assert before["partitions"] == {"numMaterialized": 4, "numFailed": 1, "numMaterializing": 0}
     assert before["latest_run"] == {
         MUNICH: runs["munich"],
         BERLIN: runs["old_berlin"],
         STUTTGART: runs["stuttgart"],
         BACKFILLED: runs["backfilled"],
     }
-    assert set(runs_shown(stack)) == set(runs.values())
-    assert runs_shown(stack)[runs["queued"]] == "QUEUED"
+    shown = runs_shown(stack)
+    assert set(shown) == set(runs.values())
+    assert (shown[runs["queued"]], shown[runs["hamburg"]]) == ("QUEUED", "FAILURE")
 
     # With the default retention every run is young: the sensor deletes none.
     assert "deleted 0 runs" in retention_sensor_tick(instance, Settings())
@@ -191,11 +211,12 @@ def test_old_runs_nothing_reads_are_deleted_with_their_events_and_the_ui_shows_t
     assert passes == 3  # one run a pass, and a last pass that finds none left
 
     # HREG_DAGSTER_RETENTION_DAYS=0: every finished run is old. Only Stuttgart's first run goes; the
-    # run of the unfinished backfill, though superseded, stays with the backfill.
+    # run of the unfinished backfill, though superseded, stays with the backfill, and both failed
+    # Hamburg runs stay while no run has materialized Hamburg since.
     message = retention_sensor_tick(instance, Settings(dagster_retention_days=0))
     assert message.startswith("deleted 1 runs;"), message
     gone = {runs["old_munich"], runs["first_stuttgart"]}
-    assert set(runs_shown(stack)) == set(runs.values()) - gone
+    assert runs_shown(stack) == {run_id: status for run_id, status in shown.items() if run_id not in gone}
     for run_id in gone:
         assert graphql(stack, RUN, runId=run_id)["runOrError"]["__typename"] == "RunNotFoundError"
         assert instance.get_records_for_run(run_id).records == []
