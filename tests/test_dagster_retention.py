@@ -7,7 +7,7 @@ The instance holds runs of company_records over four courts, executed in process
 instance: Munich parsed by an old parser version and then by the current one, Berlin by the old
 one only (so Berlin is STALE), Stuttgart twice by the current one, a court run first as part of
 a backfill that is not finished (no daemon runs it) and then on its own, and Hamburg, whose one
-company's document is no SI document, twice: both runs fail. One run is queued and never starts. "Old" is a moment the test names, and HREG_DAGSTER_RETENTION_DAYS=0 for the sensor.
+company's document is no SI document, three times: each run fails. One run is queued and never starts. "Old" is a moment the test names, and HREG_DAGSTER_RETENTION_DAYS=0 for the sensor.
 """
 
 from __future__ import annotations
@@ -108,8 +108,6 @@ def runs(stack) -> dict[str, str]:
         "stuttgart": run_court(instance, STUTTGART),
     }
     backfill_id = launch_backfill(stack.webserver_url, COMPANY_RECORDS_PATH, [BACKFILLED])
-    runs["of_backfill"] = run_court(instance, BACKFILLED, tags={BACKFILL_ID_TAG: backfill_id})
-    runs["backfilled"] = run_court(instance, BACKFILLED)
     engine = create_app_engine(stack.app_url)
     try:
         add_entity_with_si(
@@ -118,7 +116,10 @@ def runs(stack) -> dict[str, str]:
     finally:
         engine.dispose()
     runs["first_hamburg"] = run_court(instance, HAMBURG, success=False)
+    runs["second_hamburg"] = run_court(instance, HAMBURG, success=False)
     runs["hamburg"] = run_court(instance, HAMBURG, success=False)
+    runs["of_backfill"] = run_court(instance, BACKFILLED, tags={BACKFILL_ID_TAG: backfill_id})
+    runs["backfilled"] = run_court(instance, BACKFILLED)
     launched = graphql(
         stack,
         LAUNCH_RUN,
@@ -210,12 +211,13 @@ def test_old_runs_nothing_reads_are_deleted_with_their_events_and_the_ui_shows_t
     assert kept == [runs["old_berlin"]]
     assert passes == 3  # one run a pass, and a last pass that finds none left
 
-    # HREG_DAGSTER_RETENTION_DAYS=0: every finished run is old. Only Stuttgart's first run goes; the
-    # run of the unfinished backfill, though superseded, stays with the backfill, and both failed
-    # Hamburg runs stay while no run has materialized Hamburg since.
+    # HREG_DAGSTER_RETENTION_DAYS=0: every finished run is old. Stuttgart's first run goes, and
+    # Hamburg's second failure, which the third repeats; the run of the unfinished backfill, though
+    # superseded, stays with the backfill, Hamburg's last failure stays while no run has
+    # materialized Hamburg since, and its first run stays with the first report of its documents.
     message = retention_sensor_tick(instance, Settings(dagster_retention_days=0))
-    assert message.startswith("deleted 1 runs;"), message
-    gone = {runs["old_munich"], runs["first_stuttgart"]}
+    assert message.startswith("deleted 2 runs;"), message
+    gone = {runs["old_munich"], runs["first_stuttgart"], runs["second_hamburg"]}
     assert runs_shown(stack) == {run_id: status for run_id, status in shown.items() if run_id not in gone}
     for run_id in gone:
         assert graphql(stack, RUN, runId=run_id)["runOrError"]["__typename"] == "RunNotFoundError"

@@ -9,10 +9,9 @@ shows still reads it:
 - it holds the latest materialization, observation or asset check evaluation of an asset
   partition (or of an unpartitioned asset): staleness, data versions, the partitions page and
   lineage read those events;
-- it failed or was canceled after planning an asset partition that has not been materialized
-  since: the partitions page shows that partition failed from the run's planned event.
+- it failed or was canceled after planning an asset partition that has been neither materialized
+  nor planned again since: the partitions page shows that partition failed from the run's plan.
 
-Deleting by hand what the UI reads would change it, so everything else is kept out of here.
 The calls this needs beyond Dagster's documented instance API, all read-only: the latest event
 per partition (``get_latest_storage_id_by_partition``, which Dagster's own partition status
 uses), the latest asset check execution (the event log storage's
@@ -181,7 +180,8 @@ def _planned_partition_not_materialized_since(
     instance: dg.DagsterInstance, planned: Sequence[tuple[int, dg.DagsterEvent]]
 ) -> bool:
     """Whether an asset partition one of ``planned`` (a run's planned materializations) names has
-    no materialization after it."""
+    neither a materialization after it nor a later plan of a single partition (a plan over a range
+    of partitions is not looked up by partition: a run planned before one stays)."""
     for storage_id, event in planned:
         assert event.asset_key is not None
         data = event.event_specific_data
@@ -189,7 +189,14 @@ def _planned_partition_not_materialized_since(
             partitions: list[str | None] = list(data.partitions_subset.get_partition_keys())
         else:
             partitions = [data.partition]
-        latest = _latest_storage_ids(instance, event.asset_key, dg.DagsterEventType.ASSET_MATERIALIZATION, partitions)
-        if any(latest.get(partition, 0) < storage_id for partition in partitions):
+        materialized = _latest_storage_ids(
+            instance, event.asset_key, dg.DagsterEventType.ASSET_MATERIALIZATION, partitions
+        )
+        keys = {partition for partition in partitions if partition is not None}
+        replanned = instance.get_latest_storage_id_by_partition(event.asset_key, PLANNED, keys) if keys else {}
+        if any(
+            materialized.get(partition, 0) < storage_id and replanned.get(partition, 0) <= storage_id
+            for partition in partitions
+        ):
             return True
     return False
