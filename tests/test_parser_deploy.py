@@ -21,6 +21,7 @@ from database_helpers import fresh_database
 from orchestration.db.engine import create_app_engine
 from orchestration.db.migrate import head_revision
 from orchestration.definitions import build_definitions
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.documents import DocumentStore
 from orchestration.runtime.worker import run_batch
 from orchestration.settings import Settings
@@ -100,7 +101,7 @@ def test_a_parser_deploy_leaves_the_courts_stale_until_the_backfill(server_url, 
         stack = devstack.prepare(settings)
         for i, court in enumerate(COURTS):
             add_entity_with_si(engine, store, samples[i].read_bytes(), number=str(700 + i), court_code=court)
-        assert run_batch(engine, XmlParsingStage(store), "current-release").completed == 3
+        assert run_batch(engine, XmlParsingStage(JOB_TYPES.xml_parsing, store), "current-release").completed == 3
         with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
             for court in COURTS:
                 result = run_court_partitions(build_definitions(), "company_records", instance, partition_key=court)
