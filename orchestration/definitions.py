@@ -30,6 +30,7 @@ from orchestration.assembly.celery_config import celery_executor_config
 from orchestration.assembly.dagster_instance import backfill_run_slots
 from orchestration.jobs.specs import JOB_TYPES, JobTypes
 from orchestration.settings import Settings
+from resources.dagster_retention import DagsterRetentionResource
 from resources.database import DatabaseResource
 from resources.discovery import SearchPolicyResource
 from resources.documents import DocumentStoreResource, ownership_graph_io_manager
@@ -48,6 +49,7 @@ from sensors.jobs import (
     job_archive_sensor,
     lease_reaper_sensor,
 )
+from sensors.retention import dagster_retention_sensor
 
 # Beta parameters we use on purpose: a court backfill's runs (`backfill_policy`), and `owners`, which
 # Dagster passes to every sensor it builds. Filtered by their exact message here, in the module every
@@ -93,6 +95,7 @@ def build_resources(settings: Settings) -> dict[str, Any]:
         "webhooks": webhooks,
         "alert_webhook": AlertWebhookResource.from_settings(settings, webhooks),
         "ownership_graph_io_manager": ownership_graph_io_manager(settings),
+        "dagster_retention": DagsterRetentionResource.from_settings(settings),
     }
 
 
@@ -133,6 +136,7 @@ def build_definitions(settings: Settings | None = None, job_types: JobTypes = JO
             failed_run_jobs_sensor,
             canceled_run_jobs_sensor,
             job_archive_sensor,
+            dagster_retention_sensor,
             ownership_graph_sensor,
             *automation_sensors,
             run_failure_alert_sensor,

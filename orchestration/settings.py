@@ -150,6 +150,12 @@ class Settings(BaseSettings):
         "(`job_archive_sensor`, every five minutes).",
     )
     job_archive_batch_size: int = Field(10_000, gt=0, description="Jobs one archive transaction moves at most.")
+    dagster_retention_days: float = Field(
+        30.0,
+        ge=0,
+        description="Finished Dagster runs are deleted with their events this many days after they were created, "
+        "unless the UI still reads them (docs/deployment.md); sensor and schedule ticks are kept as long.",
+    )
     worker_role: str = Field(
         "",
         description="When set (e.g. `hreg_worker`), every connection of the workers does `SET ROLE` to it, so "

@@ -16,14 +16,15 @@ DAGSTER_SIDE = ("dagster", "assets", "resources", "sensors")
 SAMPLE_WORLD_ENTRANCES = {("orchestration/cli/register.py", "sample_register")}
 # The core modules that assemble Dagster: the code location from the Dagster side, the Celery
 # app of dagster-celery that a worker host runs, Dagster's instance (its config), what we take
-# from Dagster's internals (the storages that config names among them), and the metrics endpoint's
-# reading of Dagster's run storage.
+# from Dagster's internals (the storages that config names among them), the retention of its runs,
+# and the metrics endpoint's reading of Dagster's run storage.
 DAGSTER_ASSEMBLY = {
     "orchestration/definitions.py",
     "orchestration/assembly/celery_app.py",
     "orchestration/assembly/dagster_instance.py",
     "orchestration/assembly/dagster_internals.py",
     "orchestration/assembly/run_metrics.py",
+    "orchestration/assembly/dagster_retention.py",
 }
 # The one module that may reach into Dagster's internals.
 DAGSTER_INTERNALS = "orchestration/assembly/dagster_internals.py"

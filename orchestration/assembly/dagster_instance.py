@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from dagster import DagsterInstance
 from sqlalchemy.engine import URL
 
 from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
@@ -95,6 +100,19 @@ def instance_config(dagster_url: URL, settings: Settings) -> dict:
         # No "Join the Dagster community" newsletter modal on the first page of every new deployment.
         "nux": {"enabled": False},
         **compute_logs_config(settings),
+        "retention": tick_retention(settings),
+    }
+
+
+def tick_retention(settings: Settings) -> dict:
+    """Dagster's retention of sensor, schedule and automation ticks (the only storage it prunes
+    itself; runs are pruned by the retention sensor). A sensor that skips writes a tick every
+    few seconds, so skipped ticks go after a day; ticks that requested runs or failed are kept as
+    long as runs."""
+    days = max(1, math.ceil(settings.dagster_retention_days))
+    return {
+        kind: {"purge_after_days": {"skipped": 1, "started": days, "success": days, "failure": days}}
+        for kind in ("schedule", "sensor", "auto_materialize")
     }
 
 
@@ -106,6 +124,57 @@ def ensure_storage(dagster_url: URL) -> None:
     # Constructed with table creation on, the storage creates what is missing, as every process
     # would if the instance config let it; it holds no connection afterwards (no pool).
     DagsterPostgresStorage(dagster_url.render_as_string(hide_password=False), should_autocreate_tables=True)
+
+
+@dataclass(frozen=True)
+class StorageRevision:
+    """The schema revision of one of Dagster's storages before and after an upgrade, and the
+    newest this Dagster knows."""
+
+    storage: str
+    before: str | None
+    after: str | None
+    latest: str | None
+
+    def describe(self) -> str:
+        if self.before == self.after:
+            return f"{self.storage} storage at revision {self.after} (current)"
+        return f"{self.storage} storage migrated from revision {self.before} to {self.after}"
+
+
+def upgrade_storage(dagster_url: URL, settings: Settings, echo: Callable[[str], None]) -> list[StorageRevision]:
+    """Dagster's database at ``dagster_url`` with its tables, migrated to this Dagster's schema as
+    `dagster instance migrate` does (a minor Dagster upgrade may need it; creating missing tables
+    is not the same). Dagster's own steps go to ``echo``; returns each storage's revisions."""
+    ensure_storage(dagster_url)
+    # An instance of its own: the host's DAGSTER_HOME and its dagster.yaml stay as they are.
+    with tempfile.TemporaryDirectory(prefix="hreg-dagster-upgrade-") as home:
+        write_instance_config(Path(home), dagster_url, settings)
+        with DagsterInstance.from_config(home) as instance:
+            before = storage_revisions(instance)
+            instance.upgrade(echo)
+            after = storage_revisions(instance)
+    return [StorageRevision(name, before[name][0], *after[name]) for name in after]
+
+
+def storage_revisions(instance: DagsterInstance) -> dict[str, tuple[str | None, str | None]]:
+    """Each of the instance's storages, by name, with its schema revision and the newest this
+    Dagster knows (Alembic's heads, comma-separated should a storage's migrations ever branch)."""
+    storages = {
+        "run": instance.run_storage,
+        "event log": instance.event_log_storage,
+        "schedule": instance.schedule_storage,
+    }
+    revisions = {}
+    for name, storage in storages.items():
+        # The instance config names dagster-postgres's storages, which all have a schedule storage
+        # and an Alembic version.
+        assert storage is not None
+        version = storage.alembic_version()
+        assert version is not None
+        revision, newest = version
+        revisions[name] = (revision, ", ".join(newest) if isinstance(newest, tuple) else newest)
+    return revisions
 
 
 def write_instance_config(dagster_home: Path, dagster_url: URL, settings: Settings) -> Path:

@@ -1,0 +1,208 @@
+"""Retention of Dagster's storage: finished runs older than a cutoff are deleted with their events.
+
+Open-source Dagster prunes only ticks (the instance's ``retention:`` settings); runs and their
+event logs stay until deleted (``DagsterInstance.delete_run``). A run is kept while what the UI
+shows still reads it:
+
+- it is not finished (queued, starting, started, canceling);
+- it belongs to a backfill that is not finished (the backfill daemon reads its runs);
+- it holds the latest materialization, observation or asset check evaluation of an asset
+  partition (or of an unpartitioned asset): staleness, data versions, the partitions page and
+  lineage read those events;
+- it failed or was canceled after planning an asset partition that has been neither materialized
+  nor planned again since: the partitions page shows that partition failed from the run's plan.
+
+The calls this needs beyond Dagster's documented instance API, all read-only: the latest event
+per partition (``get_latest_storage_id_by_partition``, which Dagster's own partition status
+uses), the latest asset check execution per partition (dagster_internals.latest_check_run_ids),
+and a backfill by id.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import dagster as dg
+
+from orchestration.assembly.dagster_internals import backfill_id_of_run, latest_check_run_ids
+
+# Finished runs one look examines; a tick looks a bounded number of times.
+RETENTION_BATCH_SIZE = 100
+RETENTION_BATCHES_PER_TICK = 10
+FINISHED_RUN_STATUSES = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
+FINISHED_BACKFILL_STATUSES = frozenset({"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED"})
+# Events whose latest per asset partition the UI reads.
+LATEST_EVENT_TYPES = (dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.ASSET_OBSERVATION)
+CHECK_EVENT_TYPES = frozenset(
+    {dg.DagsterEventType.ASSET_CHECK_EVALUATION, dg.DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED}
+)
+PLANNED = dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+
+
+@dataclass
+class RetentionPass:
+    """What one call did: runs deleted, runs kept by reason, whether it looked at every old run,
+    and where the next call goes on: after the last run kept, or, once it reached the end, from
+    the oldest again (a run kept for a reason may lose it)."""
+
+    deleted: list[str] = field(default_factory=list)
+    kept: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    resume_after: str | None = None
+    reached_end: bool = False
+
+    def describe(self) -> str:
+        kept = ", ".join(f"{len(runs)} {reason}" for reason, runs in sorted(self.kept.items())) or "none"
+        return f"deleted {len(self.deleted)} runs; kept {kept}"
+
+
+def delete_old_runs(
+    instance: dg.DagsterInstance,
+    created_before: datetime,
+    *,
+    resume_after: str | None = None,
+    batch_size: int = RETENTION_BATCH_SIZE,
+    max_batches: int = RETENTION_BATCHES_PER_TICK,
+) -> RetentionPass:
+    """Delete the finished runs created before ``created_before`` that nothing keeps, with their
+    events, oldest first, looking at ``batch_size`` runs at a time, at most ``max_batches`` times;
+    ``resume_after`` is the ``resume_after`` of the previous pass."""
+    done = RetentionPass(resume_after=resume_after)
+    backfills: dict[str, bool] = {}
+    old = dg.RunsFilter(statuses=FINISHED_RUN_STATUSES, created_before=created_before)
+    for _ in range(max_batches):
+        records = instance.get_run_records(old, limit=batch_size, ascending=True, cursor=done.resume_after)
+        for record in records:
+            run = record.dagster_run
+            reason = _kept_because(instance, run, backfills)
+            if reason:
+                done.kept[reason].append(run.run_id)
+                # Dagster's cursor is a run that exists: the last one kept, not one deleted.
+                done.resume_after = run.run_id
+            else:
+                instance.delete_run(run.run_id)
+                done.deleted.append(run.run_id)
+        if len(records) < batch_size:
+            done.resume_after, done.reached_end = None, True
+            break
+    return done
+
+
+def _kept_because(instance: dg.DagsterInstance, run: dg.DagsterRun, backfills: dict[str, bool]) -> str | None:
+    backfill_id = backfill_id_of_run(run.tags)
+    if backfill_id:
+        if backfill_id not in backfills:
+            backfill = instance.get_backfill(backfill_id)
+            backfills[backfill_id] = backfill is not None and backfill.status.value not in FINISHED_BACKFILL_STATUSES
+        if backfills[backfill_id]:
+            return "of unfinished backfills"
+    records = instance.get_records_for_run(
+        run.run_id, of_type={*LATEST_EVENT_TYPES, *CHECK_EVENT_TYPES, PLANNED}
+    ).records
+    events = [(record.storage_id, record.event_log_entry.get_dagster_event()) for record in records]
+    if _holds_latest_event(
+        instance, [(storage_id, e) for storage_id, e in events if e.event_type in LATEST_EVENT_TYPES]
+    ):
+        return "holding the latest event of an asset partition"
+    if _holds_latest_check(instance, run.run_id, [e for _, e in events if e.event_type in CHECK_EVENT_TYPES]):
+        return "holding the latest evaluation of an asset check"
+    if run.status != dg.DagsterRunStatus.SUCCESS and _planned_partition_not_materialized_since(
+        instance, [(storage_id, e) for storage_id, e in events if e.event_type == PLANNED]
+    ):
+        return "whose failure a partition still shows"
+    return None
+
+
+def _holds_latest_event(instance: dg.DagsterInstance, events: Sequence[tuple[int, dg.DagsterEvent]]) -> bool:
+    """Whether one of ``events`` (storage id, materialization or observation) is the latest of its
+    kind for its asset partition."""
+    by_asset: dict[tuple[dg.AssetKey, dg.DagsterEventType], dict[str | None, int]] = defaultdict(dict)
+    for storage_id, event in events:
+        assert event.asset_key is not None
+        partitions = by_asset[event.asset_key, event.event_type]
+        partitions[event.partition] = max(storage_id, partitions.get(event.partition, 0))
+    for (asset_key, event_type), partitions in by_asset.items():
+        latest = _latest_storage_ids(instance, asset_key, event_type, partitions)
+        if any(latest.get(partition) == storage_id for partition, storage_id in partitions.items()):
+            return True
+    return False
+
+
+def _latest_storage_ids(
+    instance: dg.DagsterInstance,
+    asset_key: dg.AssetKey,
+    event_type: dg.DagsterEventType,
+    partitions: Iterable[str | None],
+) -> dict[str | None, int]:
+    """The storage id of the latest ``event_type`` event of each of ``partitions`` (None: the
+    asset's, unpartitioned)."""
+    partitions = set(partitions)
+    latest = _latest_storage_ids_by_partition(instance, asset_key, event_type, partitions)
+    if None in partitions:
+        fetch = (
+            instance.fetch_materializations
+            if event_type == dg.DagsterEventType.ASSET_MATERIALIZATION
+            else instance.fetch_observations
+        )
+        newest = fetch(asset_key, limit=1).records
+        if newest:
+            latest[None] = newest[0].storage_id
+    return latest
+
+
+def _latest_storage_ids_by_partition(
+    instance: dg.DagsterInstance,
+    asset_key: dg.AssetKey,
+    event_type: dg.DagsterEventType,
+    partitions: Iterable[str | None],
+) -> dict[str | None, int]:
+    """The storage id of the latest ``event_type`` event of each of ``partitions`` that has one
+    (None, the unpartitioned asset, is not looked up)."""
+    keys = {partition for partition in partitions if partition is not None}
+    if not keys:
+        return {}
+    return dict(instance.get_latest_storage_id_by_partition(asset_key, event_type, keys).items())
+
+
+def _holds_latest_check(instance: dg.DagsterInstance, run_id: str, events: Sequence[dg.DagsterEvent]) -> bool:
+    """Whether the latest execution of one of the checks ``events`` evaluated (per partition, for a
+    partitioned check) is this run's."""
+    checks: set[tuple[dg.AssetCheckKey, str | None]] = set()
+    for event in events:
+        if event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
+            evaluation = event.asset_check_evaluation_data
+            checks.add((evaluation.asset_check_key, evaluation.partition))
+        else:
+            planned = event.asset_check_planned_data
+            subset = planned.partitions_subset
+            partitions = [None] if subset is None else subset.get_partition_keys()
+            checks.update((planned.asset_check_key, partition) for partition in partitions)
+    for partition in {partition for _, partition in checks}:
+        keys = [key for key, p in checks if p == partition]
+        if run_id in latest_check_run_ids(instance, keys, partition).values():
+            return True
+    return False
+
+
+def _planned_partition_not_materialized_since(
+    instance: dg.DagsterInstance, planned: Sequence[tuple[int, dg.DagsterEvent]]
+) -> bool:
+    """Whether an asset partition one of ``planned`` (a run's planned materializations) names has
+    neither a materialization after it nor a later plan of a single partition (a plan over a range
+    of partitions is not looked up by partition: a run planned before one stays)."""
+    for storage_id, event in planned:
+        assert event.asset_key is not None
+        subset = event.partitions_subset
+        partitions: list[str | None] = [event.partition] if subset is None else list(subset.get_partition_keys())
+        materialized = _latest_storage_ids(
+            instance, event.asset_key, dg.DagsterEventType.ASSET_MATERIALIZATION, partitions
+        )
+        replanned = _latest_storage_ids_by_partition(instance, event.asset_key, PLANNED, partitions)
+        if any(
+            materialized.get(partition, 0) < storage_id and replanned.get(partition, 0) <= storage_id
+            for partition in partitions
+        ):
+            return True
+    return False

@@ -1,0 +1,238 @@
+"""Retention of Dagster's storage against a real instance on PostgreSQL, asked through the real
+dagster-webserver's GraphQL API: old finished runs are deleted with their events, and the runs the
+UI still reads stay, so that staleness per court, the partitions page and each court's latest
+materialization are the same afterwards.
+
+The instance holds runs of company_records over four courts, executed in process on the stack's
+instance: Munich parsed by an old parser version and then by the current one, Berlin by the old
+one only (so Berlin is STALE), Stuttgart twice by the current one, a court run first as part of
+a backfill that is not finished (no daemon runs it) and then on its own, and Hamburg, whose one
+company's document is no SI document, three times: each run fails. One run is queued and never starts. "Old" is a moment the test names, and HREG_DAGSTER_RETENTION_DAYS=0 for the sensor.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+from dagster._core.definitions.run_request import InstigatorType
+from dagster._core.scheduler.instigation import TickStatus
+
+from database_helpers import fresh_database
+from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
+from orchestration.assembly.dagster_retention import delete_old_runs
+from orchestration.db.engine import create_app_engine
+from orchestration.definitions import build_definitions, build_resources
+from orchestration.jobs.specs import JOB_TYPES
+from orchestration.records.documents import DocumentStore
+from orchestration.settings import Settings
+from orchestration.stacks import devstack
+from orchestration.webserver.backfills import launch_backfill
+from pipeline_helpers import add_entity_with_si, run_court_partitions
+from process_helpers import free_port
+from webserver_helpers import LOCATION, graphql, wait_for_code_location
+
+pytestmark = pytest.mark.slow
+
+OLD_VERSION = "0.9.0"
+COMPANY_RECORDS_PATH = ["company_records"]
+MUNICH, BERLIN, STUTTGART, BACKFILLED, HAMBURG = "D2601", "F1103", "B8534", "Y1308", "K1101"
+COURTS = [MUNICH, BERLIN, STUTTGART, BACKFILLED, HAMBURG]
+
+COURT_VIEW = """
+query Courts($path: [String!]!, $partitions: [String!]) {
+  assetNodes(assetKeys: [{path: $path}]) {
+    staleStatusByPartition(partitions: $partitions)
+    staleCausesByPartition(partitions: $partitions) { category reason }
+    partitionStats { numMaterialized numFailed numMaterializing }
+  }
+  assetOrError(assetKey: {path: $path}) { ... on Asset {
+    assetMaterializations(partitions: $partitions) { partition runId }
+  } }
+}
+"""
+RUNS = "query { runsOrError { ... on Runs { results { runId status } } } }"
+RUN = "query Run($runId: ID!) { runOrError(runId: $runId) { __typename } }"
+LAUNCH_RUN = """
+mutation Launch($executionParams: ExecutionParams!) {
+  launchRun(executionParams: $executionParams) {
+    __typename
+    ... on LaunchRunSuccess { run { runId status } }
+    ... on PythonError { message }
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def stack(server_url, template_url, tmp_path_factory):
+    """A migrated database, Dagster's instance and the webserver, without the daemon (which would
+    start the queued run and finish the backfill)."""
+    data_dir = tmp_path_factory.mktemp("retention")
+    with fresh_database(server_url) as url, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
+        mp.setenv("HREG_DATA_DIR", str(data_dir))
+        mp.setenv("HREG_WEBSERVER_PORT", str(free_port()))
+        stack = devstack.prepare(Settings())
+        log_dir = data_dir / "logs"
+        try:
+            devstack.start_dagster(stack, daemon=False, log_dir=log_dir)
+            wait_for_code_location(stack)
+            with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
+                yield stack, instance
+        finally:
+            devstack.stop(stack)
+            for log_file in sorted(log_dir.glob("*.log")):
+                print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-3000:]}")
+
+
+def run_court(
+    instance: dg.DagsterInstance, court: str, *, version: str | None = None, success: bool = True, **options
+) -> str:
+    """A run of company_records over ``court`` (by the parser ``version``, default this code's)."""
+    job_types = JOB_TYPES.deploying(JOB_TYPES.xml_parsing, version) if version else JOB_TYPES
+    result = run_court_partitions(
+        build_definitions(job_types=job_types), "company_records", instance, partition_key=court, **options
+    )
+    assert result.success is success
+    return result.run_id
+
+
+@pytest.fixture(scope="module")
+def runs(stack) -> dict[str, str]:
+    stack, instance = stack
+    runs = {
+        "old_munich": run_court(instance, MUNICH, version=OLD_VERSION),
+        "old_berlin": run_court(instance, BERLIN, version=OLD_VERSION),
+        "munich": run_court(instance, MUNICH),
+        "first_stuttgart": run_court(instance, STUTTGART),
+        "stuttgart": run_court(instance, STUTTGART),
+    }
+    backfill_id = launch_backfill(stack.webserver_url, COMPANY_RECORDS_PATH, [BACKFILLED])
+    engine = create_app_engine(stack.app_url)
+    try:
+        add_entity_with_si(
+            engine, DocumentStore(stack.settings.documents_dir), b"<invoice/>", number="1", court_code=HAMBURG
+        )
+    finally:
+        engine.dispose()
+    runs["first_hamburg"] = run_court(instance, HAMBURG, success=False)
+    runs["second_hamburg"] = run_court(instance, HAMBURG, success=False)
+    runs["hamburg"] = run_court(instance, HAMBURG, success=False)
+    runs["of_backfill"] = run_court(instance, BACKFILLED, tags={BACKFILL_ID_TAG: backfill_id})
+    runs["backfilled"] = run_court(instance, BACKFILLED)
+    launched = graphql(
+        stack,
+        LAUNCH_RUN,
+        executionParams={
+            "selector": {
+                "repositoryLocationName": LOCATION,
+                "repositoryName": "__repository__",
+                "jobName": "register_announcements_job",
+            },
+            "runConfigData": {},
+        },
+    )["launchRun"]
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    runs["queued"] = launched["run"]["runId"]
+    return runs
+
+
+def court_view(stack: devstack.Stack) -> dict:
+    """What the asset's pages show of the courts: stale status and causes, partition counts, and
+    the run of each court's latest materialization."""
+    data = graphql(stack, COURT_VIEW, path=COMPANY_RECORDS_PATH, partitions=COURTS)
+    (node,) = data["assetNodes"]
+    latest: dict[str, str] = {}
+    for materialization in data["assetOrError"]["assetMaterializations"]:  # newest first
+        latest.setdefault(materialization["partition"], materialization["runId"])
+    return {
+        "stale": dict(zip(COURTS, node["staleStatusByPartition"], strict=True)),
+        "causes": dict(zip(COURTS, node["staleCausesByPartition"], strict=True)),
+        "partitions": node["partitionStats"],
+        "latest_run": latest,
+    }
+
+
+def runs_shown(stack: devstack.Stack) -> dict[str, str]:
+    return {run["runId"]: run["status"] for run in graphql(stack, RUNS)["runsOrError"]["results"]}
+
+
+def retention_sensor_tick(instance: dg.DagsterInstance, settings: Settings) -> str:
+    """One tick of the code location's retention sensor, configured by ``settings``."""
+    sensor = build_definitions(settings).get_sensor_def("dagster_retention_sensor")
+    with dg.build_sensor_context(instance=instance, resources=build_resources(settings)) as context:
+        (skip,) = [sensor(context)]
+    return skip.skip_message
+
+
+def test_old_runs_nothing_reads_are_deleted_with_their_events_and_the_ui_shows_the_same(stack, runs):
+    stack, instance = stack
+    before = court_view(stack)
+    # What the courts look like, read by eye from the runs above: Berlin's only materialization is
+    # by the old parser, every other court is current; four courts materialized, none failed.
+    assert before["stale"] == {
+        MUNICH: "FRESH",
+        BERLIN: "STALE",
+        STUTTGART: "FRESH",
+        BACKFILLED: "FRESH",
+        HAMBURG: "MISSING",
+    }
+    assert before["causes"][BERLIN] == [{"category": "CODE", "reason": "has a new code version"}]
+    assert before["partitions"] == {"numMaterialized": 4, "numFailed": 1, "numMaterializing": 0}
+    assert before["latest_run"] == {
+        MUNICH: runs["munich"],
+        BERLIN: runs["old_berlin"],
+        STUTTGART: runs["stuttgart"],
+        BACKFILLED: runs["backfilled"],
+    }
+    shown = runs_shown(stack)
+    assert set(shown) == set(runs.values())
+    assert (shown[runs["queued"]], shown[runs["hamburg"]]) == ("QUEUED", "FAILURE")
+
+    # With the default retention every run is young: the sensor deletes none.
+    assert "deleted 0 runs" in retention_sensor_tick(instance, Settings())
+    assert set(runs_shown(stack)) == set(runs.values())
+
+    # The runs created before Munich's current run are old, looked at one at a time: Munich's old
+    # run goes, Berlin's stays (its only materialization), and no later run is looked at.
+    created = {r.dagster_run.run_id: r.create_timestamp for r in instance.get_run_records()}
+    passes, deleted, kept = 0, [], []
+    resume_after = None
+    while True:
+        done = delete_old_runs(
+            instance, created[runs["munich"]], resume_after=resume_after, batch_size=1, max_batches=1
+        )
+        passes, deleted = passes + 1, deleted + done.deleted
+        kept += [run for kept_runs in done.kept.values() for run in kept_runs]
+        resume_after = done.resume_after
+        if done.reached_end:
+            break
+    assert deleted == [runs["old_munich"]]
+    assert kept == [runs["old_berlin"]]
+    assert passes == 3  # one run a pass, and a last pass that finds none left
+
+    # HREG_DAGSTER_RETENTION_DAYS=0: every finished run is old. Stuttgart's first run goes, and
+    # Hamburg's second failure, which the third repeats; the run of the unfinished backfill, though
+    # superseded, stays with the backfill, Hamburg's last failure stays while no run has
+    # materialized Hamburg since, and its first run stays with the first report of its documents.
+    message = retention_sensor_tick(instance, Settings(dagster_retention_days=0))
+    assert message.startswith("deleted 2 runs;"), message
+    gone = {runs["old_munich"], runs["first_stuttgart"], runs["second_hamburg"]}
+    assert runs_shown(stack) == {run_id: status for run_id, status in shown.items() if run_id not in gone}
+    for run_id in gone:
+        assert graphql(stack, RUN, runId=run_id)["runOrError"]["__typename"] == "RunNotFoundError"
+        assert instance.get_records_for_run(run_id).records == []
+    assert instance.get_records_for_run(runs["of_backfill"]).records  # kept with its events
+
+    assert court_view(stack) == before
+
+
+def test_dagster_prunes_skipped_ticks_after_a_day_and_other_ticks_with_the_runs(stack):
+    _, instance = stack
+    for instigator in (InstigatorType.SENSOR, InstigatorType.SCHEDULE, InstigatorType.AUTO_MATERIALIZE):
+        assert instance.get_tick_retention_settings(instigator) == {
+            TickStatus.SKIPPED: 1,
+            TickStatus.STARTED: 30,
+            TickStatus.SUCCESS: 30,
+            TickStatus.FAILURE: 30,
+        }
