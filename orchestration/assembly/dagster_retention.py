@@ -28,7 +28,7 @@ from datetime import datetime
 import dagster as dg
 from dagster._core.event_api import PartitionKeyFilter
 
-from orchestration.assembly.dagster_instance import BACKFILL_TAG
+from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
 
 # Finished runs one look examines; a tick looks a bounded number of times.
 RETENTION_BATCH_SIZE = 100
@@ -92,7 +92,7 @@ def delete_old_runs(
 
 
 def _kept_because(instance: dg.DagsterInstance, run: dg.DagsterRun, backfills: dict[str, bool]) -> str | None:
-    backfill_id = run.tags.get(BACKFILL_TAG)
+    backfill_id = run.tags.get(BACKFILL_ID_TAG)
     if backfill_id:
         if backfill_id not in backfills:
             backfill = instance.get_backfill(backfill_id)
