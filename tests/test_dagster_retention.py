@@ -16,13 +16,13 @@ import dagster as dg
 import pytest
 from dagster._core.definitions.run_request import InstigatorType
 from dagster._core.scheduler.instigation import TickStatus
-from dagster._core.storage.tags import BACKFILL_ID_TAG
 
-import assets.company_records
 from database_helpers import fresh_database
+from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
 from orchestration.assembly.dagster_retention import delete_old_runs
 from orchestration.db.engine import create_app_engine
 from orchestration.definitions import build_definitions, build_resources
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.documents import DocumentStore
 from orchestration.settings import Settings
 from orchestration.stacks import devstack
@@ -89,10 +89,10 @@ def run_court(
     instance: dg.DagsterInstance, court: str, *, version: str | None = None, success: bool = True, **options
 ) -> str:
     """A run of company_records over ``court`` (by the parser ``version``, default this code's)."""
-    with pytest.MonkeyPatch.context() as mp:
-        if version:
-            mp.setattr(assets.company_records, "PARSER_VERSION", version)
-        result = run_court_partitions(build_definitions(), "company_records", instance, partition_key=court, **options)
+    job_types = JOB_TYPES.deploying(JOB_TYPES.xml_parsing, version) if version else JOB_TYPES
+    result = run_court_partitions(
+        build_definitions(job_types=job_types), "company_records", instance, partition_key=court, **options
+    )
     assert result.success is success
     return result.run_id
 

@@ -151,15 +151,30 @@ def upgrade_storage(dagster_url: URL, settings: Settings, echo: Callable[[str], 
     with tempfile.TemporaryDirectory(prefix="hreg-dagster-upgrade-") as home:
         write_instance_config(Path(home), dagster_url, settings)
         with DagsterInstance.from_config(home) as instance:
-            storages = {
-                "run": instance.run_storage,
-                "event log": instance.event_log_storage,
-                "schedule": instance.schedule_storage,
-            }
-            before = {name: storage.alembic_version() for name, storage in storages.items()}
+            before = storage_revisions(instance)
             instance.upgrade(echo)
-            after = {name: storage.alembic_version() for name, storage in storages.items()}
-    return [StorageRevision(name, before[name][0], after[name][0], after[name][1]) for name in storages]
+            after = storage_revisions(instance)
+    return [StorageRevision(name, before[name][0], *after[name]) for name in after]
+
+
+def storage_revisions(instance: DagsterInstance) -> dict[str, tuple[str | None, str | None]]:
+    """Each of the instance's storages, by name, with its schema revision and the newest this
+    Dagster knows (Alembic's heads, comma-separated should a storage's migrations ever branch)."""
+    storages = {
+        "run": instance.run_storage,
+        "event log": instance.event_log_storage,
+        "schedule": instance.schedule_storage,
+    }
+    revisions = {}
+    for name, storage in storages.items():
+        # The instance config names dagster-postgres's storages, which all have a schedule storage
+        # and an Alembic version.
+        assert storage is not None
+        version = storage.alembic_version()
+        assert version is not None
+        revision, newest = version
+        revisions[name] = (revision, ", ".join(newest) if isinstance(newest, tuple) else newest)
+    return revisions
 
 
 def write_instance_config(dagster_home: Path, dagster_url: URL, settings: Settings) -> Path:

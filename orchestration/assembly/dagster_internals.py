@@ -32,6 +32,14 @@ from dagster._core.definitions.data_version import (
     get_input_event_pointer_tag,
 )
 
+# The latest execution of asset checks in one partition, for the retention of runs (a run holding
+# it stays). The instance answers only for a check across its partitions
+# (get_latest_asset_check_evaluation_record, one key at a time); the event log storage's
+# get_latest_asset_check_execution_by_key narrows to a partition only through a PartitionKeyFilter,
+# which `dagster` does not export (it came with partitioned asset checks, dagster-io/dagster#33336).
+# Would go with that filter exported or a partition argument on the instance's method. None known.
+from dagster._core.event_api import PartitionKeyFilter
+
 # The tags of a backfill's runs: which backfill a run belongs to and which partitions it works,
 # read off the other runs of a backfill so that a run done with its own courts helps theirs. Their
 # values are documented ("dagster/backfill" in the run tag concurrency guide), the constants are
@@ -65,6 +73,7 @@ __all__ = [
     "backfill_id_of_run",
     "data_version_of",
     "data_version_tags",
+    "latest_check_run_ids",
     "partition_keys_of_run",
     "provenance_tags",
 ]
@@ -113,6 +122,18 @@ def partition_keys_of_run(tags: Mapping[str, str], partitions_def: dg.Partitions
         keys = dg.PartitionKeyRange(tags[ASSET_PARTITION_RANGE_START_TAG], tags[ASSET_PARTITION_RANGE_END_TAG])
         return partitions_def.get_partition_keys_in_range(keys)
     return [tags[PARTITION_NAME_TAG]] if PARTITION_NAME_TAG in tags else []
+
+
+def latest_check_run_ids(
+    instance: dg.DagsterInstance, check_keys: Sequence[dg.AssetCheckKey], partition: str | None
+) -> dict[dg.AssetCheckKey, str]:
+    """The run of the latest execution of each of ``check_keys`` that has one: in ``partition``,
+    or across the check's partitions (None)."""
+    partition_filter = PartitionKeyFilter(key=partition) if partition is not None else None
+    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+        check_keys, partition_filter=partition_filter
+    )
+    return {key: execution.run_id for key, execution in latest.items()}
 
 
 # dagster-postgres's storages, with their schema checks answered from memory once true.

@@ -14,8 +14,8 @@ shows still reads it:
 
 The calls this needs beyond Dagster's documented instance API, all read-only: the latest event
 per partition (``get_latest_storage_id_by_partition``, which Dagster's own partition status
-uses), the latest asset check execution (the event log storage's
-``get_latest_asset_check_execution_by_key`` with a ``PartitionKeyFilter``), and a backfill by id.
+uses), the latest asset check execution per partition (dagster_internals.latest_check_run_ids),
+and a backfill by id.
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import dagster as dg
-from dagster._core.event_api import PartitionKeyFilter
 
-from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
+from orchestration.assembly.dagster_internals import backfill_id_of_run, latest_check_run_ids
 
 # Finished runs one look examines; a tick looks a bounded number of times.
 RETENTION_BATCH_SIZE = 100
@@ -92,7 +91,7 @@ def delete_old_runs(
 
 
 def _kept_because(instance: dg.DagsterInstance, run: dg.DagsterRun, backfills: dict[str, bool]) -> str | None:
-    backfill_id = run.tags.get(BACKFILL_ID_TAG)
+    backfill_id = backfill_id_of_run(run.tags)
     if backfill_id:
         if backfill_id not in backfills:
             backfill = instance.get_backfill(backfill_id)
@@ -102,7 +101,7 @@ def _kept_because(instance: dg.DagsterInstance, run: dg.DagsterRun, backfills: d
     records = instance.get_records_for_run(
         run.run_id, of_type={*LATEST_EVENT_TYPES, *CHECK_EVENT_TYPES, PLANNED}
     ).records
-    events = [(record.storage_id, record.event_log_entry.dagster_event) for record in records]
+    events = [(record.storage_id, record.event_log_entry.get_dagster_event()) for record in records]
     if _holds_latest_event(
         instance, [(storage_id, e) for storage_id, e in events if e.event_type in LATEST_EVENT_TYPES]
     ):
@@ -140,10 +139,7 @@ def _latest_storage_ids(
     """The storage id of the latest ``event_type`` event of each of ``partitions`` (None: the
     asset's, unpartitioned)."""
     partitions = set(partitions)
-    keys = {partition for partition in partitions if partition is not None}
-    latest: dict[str | None, int] = (
-        dict(instance.get_latest_storage_id_by_partition(asset_key, event_type, keys)) if keys else {}
-    )
+    latest = _latest_storage_ids_by_partition(instance, asset_key, event_type, partitions)
     if None in partitions:
         fetch = (
             instance.fetch_materializations
@@ -156,22 +152,36 @@ def _latest_storage_ids(
     return latest
 
 
+def _latest_storage_ids_by_partition(
+    instance: dg.DagsterInstance,
+    asset_key: dg.AssetKey,
+    event_type: dg.DagsterEventType,
+    partitions: Iterable[str | None],
+) -> dict[str | None, int]:
+    """The storage id of the latest ``event_type`` event of each of ``partitions`` that has one
+    (None, the unpartitioned asset, is not looked up)."""
+    keys = {partition for partition in partitions if partition is not None}
+    if not keys:
+        return {}
+    return dict(instance.get_latest_storage_id_by_partition(asset_key, event_type, keys).items())
+
+
 def _holds_latest_check(instance: dg.DagsterInstance, run_id: str, events: Sequence[dg.DagsterEvent]) -> bool:
     """Whether the latest execution of one of the checks ``events`` evaluated (per partition, for a
     partitioned check) is this run's."""
     checks: set[tuple[dg.AssetCheckKey, str | None]] = set()
     for event in events:
-        data = event.event_specific_data
-        partitions = [getattr(data, "partition", None)]
-        if getattr(data, "partitions_subset", None) is not None:
-            partitions = list(data.partitions_subset.get_partition_keys())
-        checks.update((data.asset_check_key, partition) for partition in partitions)
-    storage = instance.event_log_storage
+        if event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
+            evaluation = event.asset_check_evaluation_data
+            checks.add((evaluation.asset_check_key, evaluation.partition))
+        else:
+            planned = event.asset_check_planned_data
+            subset = planned.partitions_subset
+            partitions = [None] if subset is None else subset.get_partition_keys()
+            checks.update((planned.asset_check_key, partition) for partition in partitions)
     for partition in {partition for _, partition in checks}:
         keys = [key for key, p in checks if p == partition]
-        partition_filter = PartitionKeyFilter(key=partition) if partition is not None else None
-        latest = storage.get_latest_asset_check_execution_by_key(keys, partition_filter=partition_filter)
-        if any(execution.run_id == run_id for execution in latest.values()):
+        if run_id in latest_check_run_ids(instance, keys, partition).values():
             return True
     return False
 
@@ -184,16 +194,12 @@ def _planned_partition_not_materialized_since(
     of partitions is not looked up by partition: a run planned before one stays)."""
     for storage_id, event in planned:
         assert event.asset_key is not None
-        data = event.event_specific_data
-        if data.partitions_subset is not None:
-            partitions: list[str | None] = list(data.partitions_subset.get_partition_keys())
-        else:
-            partitions = [data.partition]
+        subset = event.partitions_subset
+        partitions: list[str | None] = [event.partition] if subset is None else list(subset.get_partition_keys())
         materialized = _latest_storage_ids(
             instance, event.asset_key, dg.DagsterEventType.ASSET_MATERIALIZATION, partitions
         )
-        keys = {partition for partition in partitions if partition is not None}
-        replanned = instance.get_latest_storage_id_by_partition(event.asset_key, PLANNED, keys) if keys else {}
+        replanned = _latest_storage_ids_by_partition(instance, event.asset_key, PLANNED, partitions)
         if any(
             materialized.get(partition, 0) < storage_id and replanned.get(partition, 0) <= storage_id
             for partition in partitions
