@@ -1,0 +1,511 @@
+"""A year in an afternoon: the stack through simulated days, with the storage it keeps.
+
+The stack is `hreg dev`'s (embedded PostgreSQL, the Dagster daemon and webserver, the sample
+register), its code location bench.soak_location. Each simulated day:
+
+- people search (each search opens its first results), open companies found earlier and
+  request the shareholders of parsed companies, the SEARCHES/OPENS/SHAREHOLDER_REQUESTS of a day;
+- the announcements poll runs (register_announcements_job, launched as its daily schedule does);
+- every seventh day a parser change is deployed (a new parser version: `hreg db upgrade`'s job
+  type sync, then the code location reloaded, bench.soak_location) and the backfill of every
+  court launched through the webserver, as the UI's button does;
+- the day ends once its work is done (every job finished, its runs and backfill too).
+
+The clocks. The portal's budget runs SCALE times faster (as tests/test_cluster_pgbouncer.py runs
+it): the live burst of 5 and the live 55 tokens an hour, refilled SCALE times faster, so one
+portal hour is 3600/SCALE real seconds, and the sample register's log of every retrieval gives
+the most retrievals in any such window. A simulated day lasts as long as its work. The cutoffs
+of the two retentions follow the simulated days: at the end of day d, Dagster's retention
+(orchestration.assembly.dagster_retention.delete_old_runs, what dagster_retention_sensor runs) is
+run with the moment simulated day d + 1 - HREG_DAGSTER_RETENTION_DAYS began as its cutoff, and
+our job archive (what job_archive_sensor runs) with the day d + 1 - HREG_JOB_ARCHIVE_AFTER_DAYS.
+The sensors run too, by the real clock, so within the soak they find nothing that old. Dagster's
+tick retention is by the real clock only: skipped ticks live a real day, longer than a soak.
+
+Per day one line: the databases' sizes, the rows of their largest tables, the resident memory of
+the daemon, the webserver and the code servers (each location server's processes, summed), the
+PostgreSQL connections (the most seen while the day ran) and how long the day took.
+
+Last line: one JSON object with days, dagster_db_bytes_first_retention_day (the Dagster
+database's size at the end of the first day retention deleted runs), dagster_db_bytes_last_day,
+app_db_bytes_last_day, rss_growth_ratio (the largest of the three processes' last-day RSS over
+their first-day RSS), max_connections, jobs_lost (jobs not finished once the last day's work had
+time to end, and searches, opens and requests that did not end, completed or failed),
+failed_by_class (failed jobs by failure class, the archive's too), max_retrievals_in_any_hour,
+runs_deleted, day_seconds_median, backfills and per_day (the daily figures).
+
+    .venv/bin/python -m bench.soak               # 60 simulated days
+    .venv/bin/python -m bench.soak --days 2      # a smoke run: a minute or two
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+import httpx
+import sqlalchemy as sa
+import yaml
+
+from bench.common import bench_stack_environment, free_port, log
+from orchestration.assembly.dagster_retention import delete_old_runs
+from orchestration.db.engine import create_app_engine
+from orchestration.db.migrate import upgrade
+from orchestration.jobs.specs import JOB_TYPES
+from orchestration.records import companies
+from orchestration.records.courts import register_courts
+from orchestration.register.results import SearchMode
+from orchestration.runtime import queue
+from orchestration.settings import Settings
+from orchestration.stacks import devstack
+from orchestration.webserver.backfills import backfill_status, launch_backfill, webserver_graphql
+from orchestration.xjustiz import PARSER_VERSION
+from resources.dagster_retention import DagsterRetentionResource
+from sample_register.corpus import load_corpus
+
+SCALE = 60  # portal seconds per real second, as bench.budget
+LIVE_PER_HOUR, LIVE_BURST = 60, 5
+SEARCHES, OPENS, SHAREHOLDER_REQUESTS = 3, 2, 1
+SEARCH_OPENS = 2
+BACKFILL_EVERY_DAYS = 7
+DAY_TIMEOUT_S = 1200
+LOCATION = "handelsregister"
+LOCATION_MODULE = "bench.soak_location"
+# Tables whose rows the daily line shows, besides the largest of each database.
+LARGEST_TABLES = 3
+
+LAUNCH_RUN = """
+mutation Launch($executionParams: ExecutionParams!) {
+  launchRun(executionParams: $executionParams) {
+    __typename
+    ... on LaunchRunSuccess { run { runId } }
+    ... on PythonError { message }
+  }
+}
+"""
+RUN_STATUS = "query Run($runId: ID!) { runOrError(runId: $runId) { ... on Run { status } } }"
+RELOAD = """
+mutation Reload($name: String!) {
+  reloadRepositoryLocation(repositoryLocationName: $name) { __typename }
+}
+"""
+FINISHED_RUN_STATUSES = {"SUCCESS", "FAILURE", "CANCELED"}
+IN_FLIGHT_RUNS = dg.RunsFilter(
+    statuses=[
+        dg.DagsterRunStatus.QUEUED,
+        dg.DagsterRunStatus.NOT_STARTED,
+        dg.DagsterRunStatus.STARTING,
+        dg.DagsterRunStatus.STARTED,
+        dg.DagsterRunStatus.CANCELING,
+    ]
+)
+
+UNFINISHED_JOBS = sa.text("SELECT count(*) FROM processing.processing_jobs WHERE status IN ('queued', 'running')")
+# A person's request that has not ended: a search not completed or failed, an open whose company
+# is still on its way, a shareholder request neither completed nor failed.
+UNENDED_SEARCHES = sa.text(
+    "SELECT count(*) FROM public.searches WHERE id = ANY(CAST(:ids AS uuid[])) AND status NOT IN ('completed', 'failed')"
+)
+UNENDED_ENTITIES = sa.text("""
+    SELECT count(*) FILTER (WHERE processing_status IN ('discovered', 'basic_discovery_running', 'xml_ready', 'xml_parsing')
+                              AND id = ANY(CAST(:opened AS uuid[])))
+         + count(*) FILTER (WHERE shareholder_research_status IN ('requested', 'downloading', 'parsing')
+                              AND id = ANY(CAST(:requested AS uuid[])))
+      FROM content.entities
+""")
+TO_OPEN = sa.text("""
+    SELECT id::text FROM content.entities WHERE processing_status = 'discovered' ORDER BY random() LIMIT :n
+""")
+TO_REQUEST = sa.text("""
+    SELECT id::text FROM content.entities
+     WHERE processing_status = 'parsed' AND shareholder_research_status = 'none' ORDER BY random() LIMIT :n
+""")
+FAILED_BY_CLASS = sa.text("""
+    SELECT coalesce(failure_class, 'unclassified'), count(*) FROM (
+        SELECT failure_class FROM processing.processing_jobs WHERE status = 'failed'
+        UNION ALL SELECT failure_class FROM processing.job_archive WHERE status = 'failed') f
+     GROUP BY 1 ORDER BY 1
+""")
+LARGEST = sa.text("""
+    SELECT relname AS name, n_live_tup AS rows FROM pg_stat_user_tables
+     ORDER BY pg_total_relation_size(relid) DESC LIMIT :n
+""")
+CONNECTIONS = sa.text("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
+
+
+def search_words(seed: int = 2026) -> list[str]:
+    """One-word searches of the sample register that each find between one and twenty companies."""
+    corpus = load_corpus()
+    words = sorted({w for c in corpus.companies for w in c.words if w.isalpha() and len(w) >= 4})
+    random.Random(seed).shuffle(words)
+    return [w for w in words[:2000] if 1 <= len(corpus.search(w, SearchMode.ALL)) <= 20]
+
+
+def most_in_any_window(times: list[float], window_s: float) -> int:
+    """The most retrievals within any ``window_s`` seconds, each window starting at a retrieval."""
+    most, first = 0, 0
+    for last, moment in enumerate(times):
+        while moment - times[first] >= window_s:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of ``pid``; 0 once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def code_server_pids(parent: int) -> list[int]:
+    """The code servers ``parent`` (daemon or webserver) started: `dagster api grpc` processes."""
+    pids = []
+    for pid in children(parent):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"grpc" in cmdline:
+            pids.append(pid)
+    return pids
+
+
+@dataclass
+class Day:
+    day: int
+    seconds: float
+    dagster_db_bytes: int
+    app_db_bytes: int
+    largest: dict[str, int]
+    rss_mb: dict[str, float]
+    connections: int
+    runs_deleted: int
+    jobs_archived: int
+    backfill: bool
+
+    def line(self) -> str:
+        tables = ", ".join(f"{name} {rows}" for name, rows in self.largest.items())
+        rss = ", ".join(f"{name} {mb:.0f}" for name, mb in self.rss_mb.items())
+        return (
+            f"day {self.day}: {self.seconds:.0f}s{' (backfill)' if self.backfill else ''}; dagster db "
+            f"{self.dagster_db_bytes / 2**20:.1f} MB, app db {self.app_db_bytes / 2**20:.1f} MB; rows: {tables}; "
+            f"RSS MB: {rss}; connections {self.connections}; runs deleted {self.runs_deleted}, "
+            f"jobs archived {self.jobs_archived}"
+        )
+
+
+@dataclass
+class Soak:
+    stack: devstack.Stack
+    settings: Settings
+    parser_file: Path
+    engine: sa.Engine = field(init=False)
+    dagster_engine: sa.Engine = field(init=False)
+    instance: dg.DagsterInstance = field(init=False)
+    words: list[str] = field(default_factory=search_words)
+    day_started_at: list[datetime] = field(default_factory=list)
+    searches: list[str] = field(default_factory=list)
+    opened: list[str] = field(default_factory=list)
+    requested: list[str] = field(default_factory=list)
+    retention_cursor: str | None = None
+    max_connections: int = 0  # the most seen in the day running
+    backfills: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.engine = create_app_engine(self.stack.app_url)
+        self.dagster_engine = sa.create_engine(self.stack.dagster_url, poolclass=sa.pool.NullPool)
+        self.instance = dg.DagsterInstance.from_config(str(self.stack.dagster_home))
+
+    def graphql(self, query: str, variables: dict | None = None) -> dict:
+        return webserver_graphql(self.stack.webserver_url, query, variables)
+
+    # -- a day's work
+
+    def people(self, day: int) -> None:
+        with self.engine.begin() as conn:
+            for k in range(SEARCHES):
+                word = self.words[(day * SEARCHES + k) % len(self.words)]
+                self.searches.append(
+                    str(
+                        conn.execute(
+                            sa.text("INSERT INTO public.searches (user_id, query) VALUES (:u, :q) RETURNING id"),
+                            {"u": str(uuid.uuid4()), "q": word},
+                        ).scalar_one()
+                    )
+                )
+            for entity_id in conn.execute(TO_OPEN, {"n": OPENS}).scalars():
+                conn.execute(sa.text("SELECT processing.open_entity(CAST(:e AS uuid))"), {"e": entity_id})
+                self.opened.append(entity_id)
+            for entity_id in conn.execute(TO_REQUEST, {"n": SHAREHOLDER_REQUESTS}).scalars():
+                companies.request_shareholder_research(conn, entity_id, str(uuid.uuid4()), "interactive")
+                self.requested.append(entity_id)
+
+    def announcements_poll(self) -> str:
+        launched = self.graphql(
+            LAUNCH_RUN,
+            {
+                "executionParams": {
+                    "selector": {
+                        "repositoryLocationName": LOCATION,
+                        "repositoryName": "__repository__",
+                        "jobName": "register_announcements_job",
+                    },
+                    "runConfigData": {},
+                }
+            },
+        )["launchRun"]
+        if launched["__typename"] != "LaunchRunSuccess":
+            raise RuntimeError(f"the announcements poll was not launched: {launched}")
+        return launched["run"]["runId"]
+
+    def deploy_parser_change(self, week: int) -> str:
+        """A new parser version, deployed as a release does it (the job types synced, the location
+        reloaded), then the backfill of every court launched; returns the backfill's id."""
+        version = f"{PARSER_VERSION}-soak-{week}"
+        self.parser_file.write_text(version)
+        upgrade(self.engine, self.settings, JOB_TYPES.deploying(JOB_TYPES.xml_parsing, version))
+        reloaded = self.graphql(RELOAD, {"name": LOCATION})["reloadRepositoryLocation"]
+        if reloaded["__typename"] != "WorkspaceLocationEntry":
+            raise RuntimeError(f"the code location did not reload: {reloaded}")
+        return launch_backfill(
+            self.stack.webserver_url,
+            ["company_records"],
+            list(register_courts()),
+            title=f"soak: re-parse with parser {version}",
+        )
+
+    def work_done(self, run_id: str, backfill_id: str | None) -> bool:
+        with self.engine.connect() as conn:
+            unfinished = conn.execute(UNFINISHED_JOBS).scalar_one()
+            unended = conn.execute(UNENDED_SEARCHES, {"ids": self.searches}).scalar_one()
+            unended += conn.execute(UNENDED_ENTITIES, {"opened": self.opened, "requested": self.requested}).scalar_one()
+            self.max_connections = max(self.max_connections, conn.execute(CONNECTIONS).scalar_one())
+        if unfinished or unended:
+            return False
+        if self.graphql(RUN_STATUS, {"runId": run_id})["runOrError"].get("status") not in FINISHED_RUN_STATUSES:
+            return False
+        if backfill_id and not backfill_status(self.stack.webserver_url, backfill_id).finished:
+            return False
+        return not self.instance.get_runs_count(IN_FLIGHT_RUNS)
+
+    def wait_for_the_day(self, run_id: str, backfill_id: str | None) -> bool:
+        deadline = time.monotonic() + DAY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.work_done(run_id, backfill_id):
+                return True
+            time.sleep(1)
+        log(f"the day's work did not end within {DAY_TIMEOUT_S}s; it goes on into the next day")
+        return False
+
+    # -- the retentions, by the simulated clock
+
+    def cutoff(self, day: int, keep_days: float) -> datetime | None:
+        """When the simulated day that is ``keep_days`` before the end of ``day`` began."""
+        first_kept = day + 1 - int(keep_days)
+        return self.day_started_at[first_kept] if first_kept > 0 else None
+
+    def retention(self, day: int) -> tuple[int, int]:
+        deleted = archived = 0
+        retention = DagsterRetentionResource.from_settings(self.settings)
+        created_before = self.cutoff(day, retention.retention_days)
+        if created_before is not None:
+            while True:
+                done = delete_old_runs(self.instance, created_before, resume_after=self.retention_cursor)
+                deleted += len(done.deleted)
+                self.retention_cursor = done.resume_after
+                if done.reached_end:
+                    break
+        archive_before = self.cutoff(day, self.settings.job_archive_after_days)
+        if archive_before is not None:
+            archived = queue.archive_all_completed(
+                self.engine,
+                datetime.now(UTC) - archive_before,
+                self.settings.job_archive_batch_size,
+                max_batches=1000,
+            )
+        return deleted, archived
+
+    # -- figures
+
+    def figures(self) -> tuple[int, int, dict[str, int], int]:
+        with self.engine.connect() as conn:
+            app_bytes = conn.execute(sa.text("SELECT pg_database_size(current_database())")).scalar_one()
+            largest = {f"app.{row.name}": row.rows for row in conn.execute(LARGEST, {"n": LARGEST_TABLES})}
+            connections = conn.execute(CONNECTIONS).scalar_one()
+        with self.dagster_engine.connect() as conn:
+            dagster_bytes = conn.execute(sa.text("SELECT pg_database_size(current_database())")).scalar_one()
+            largest |= {f"dagster.{row.name}": row.rows for row in conn.execute(LARGEST, {"n": LARGEST_TABLES})}
+        return dagster_bytes, app_bytes, largest, connections
+
+    def rss_mb(self) -> dict[str, float]:
+        daemon = self.stack.processes["dagster-daemon"].pid
+        webserver = self.stack.processes["dagster-webserver"].pid
+        servers = code_server_pids(daemon) + code_server_pids(webserver)
+        return {
+            "daemon": rss_bytes(daemon) / 2**20,
+            "webserver": rss_bytes(webserver) / 2**20,
+            "code servers": sum(map(rss_bytes, servers)) / 2**20,
+        }
+
+    def day(self, day: int) -> Day:
+        started = time.monotonic()
+        self.max_connections = 0
+        self.day_started_at.append(datetime.now(UTC))
+        self.people(day)
+        run_id = self.announcements_poll()
+        backfill_id = None
+        if day % BACKFILL_EVERY_DAYS == BACKFILL_EVERY_DAYS - 1:
+            backfill_id = self.deploy_parser_change(day // BACKFILL_EVERY_DAYS + 1)
+            self.backfills.append(backfill_id)
+        self.wait_for_the_day(run_id, backfill_id)
+        deleted, archived = self.retention(day)
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.execute(sa.text("ANALYZE"))  # the rows the line shows are the statistics'
+        with self.dagster_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.execute(sa.text("ANALYZE"))
+        dagster_bytes, app_bytes, largest, connections = self.figures()
+        self.max_connections = max(self.max_connections, connections)
+        return Day(
+            day=day + 1,
+            seconds=time.monotonic() - started,
+            dagster_db_bytes=dagster_bytes,
+            app_db_bytes=app_bytes,
+            largest=largest,
+            rss_mb=self.rss_mb(),
+            connections=self.max_connections,
+            runs_deleted=deleted,
+            jobs_archived=archived,
+            backfill=backfill_id is not None,
+        )
+
+    def lost_and_failed(self) -> tuple[int, dict[str, int]]:
+        with self.engine.connect() as conn:
+            lost = conn.execute(UNFINISHED_JOBS).scalar_one()
+            lost += conn.execute(UNENDED_SEARCHES, {"ids": self.searches}).scalar_one()
+            lost += conn.execute(UNENDED_ENTITIES, {"opened": self.opened, "requested": self.requested}).scalar_one()
+            failed = {failure_class: jobs for failure_class, jobs in conn.execute(FAILED_BY_CLASS)}
+        return lost, failed
+
+    def retrieval_times(self) -> list[float]:
+        answer = httpx.get(self.stack.settings.register_base_url + "/_sample/retrievals", timeout=60)
+        answer.raise_for_status()
+        return sorted(moment for moment, _kind in answer.json())
+
+
+def write_workspace(data_dir: Path) -> Path:
+    workspace = data_dir / "workspace.yaml"
+    location = {
+        "module_name": LOCATION_MODULE,
+        "location_name": LOCATION,
+        "working_directory": str(devstack.PROJECT_ROOT),
+    }
+    workspace.write_text(yaml.safe_dump({"load_from": [{"python_module": location}]}))
+    return workspace
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--days", type=int, default=60, help="simulated days (default 60)")
+    parser.add_argument("--scale", type=float, default=SCALE, help="portal seconds per real second (default 60)")
+    parser.add_argument(
+        "--retention-days", type=float, default=30, help="HREG_DAGSTER_RETENTION_DAYS, in simulated days (default 30)"
+    )
+    args = parser.parse_args()
+
+    per_hour = LIVE_BURST + round((LIVE_PER_HOUR - LIVE_BURST) * args.scale)
+    _url, data_dir, settings = bench_stack_environment(
+        "hreg_bench_soak",
+        {
+            "HREG_WEBSERVER_PORT": str(free_port()),
+            "HREG_REGISTER": "sample",
+            "HREG_SEARCH_OPENS": f"first:{SEARCH_OPENS}",
+            "HREG_RATE_LIMIT_PER_HOUR": str(per_hour),
+            "HREG_RATE_LIMIT_BURST": str(LIVE_BURST),
+            "HREG_DAGSTER_RETENTION_DAYS": str(args.retention_days),
+        },
+    )
+    # The file a week's parser change writes, which the code location reads (bench.soak_location).
+    os.environ["BENCH_SOAK_PARSER_FILE"] = str(data_dir / "parser-version")
+    stack = devstack.prepare(settings)
+    log_dir = data_dir / "logs"
+    log(f"logs in {log_dir}")
+    days: list[Day] = []
+    try:
+        devstack.start_sample_register(stack, log_dir)
+        devstack.start_dagster(stack, log_dir=log_dir, workspace=write_workspace(data_dir))
+        soak = Soak(stack, settings, data_dir / "parser-version")
+        for day in range(args.days):
+            days.append(soak.day(day))
+            log(days[-1].line())
+        # The last day's failures may be retried a while later: they end or are counted lost.
+        soak.wait_for_the_day(soak.announcements_poll(), None)
+        jobs_lost, failed_by_class = soak.lost_and_failed()
+        retrievals = soak.retrieval_times()
+        soak.instance.dispose()
+    finally:
+        devstack.stop(stack)
+
+    first_retention = next((d for d in days if d.runs_deleted), None)
+    first, last = days[0], days[-1]
+    rss_growth = max(last.rss_mb[name] / first.rss_mb[name] for name in first.rss_mb if first.rss_mb[name])
+    print(
+        json.dumps(
+            {
+                "days": len(days),
+                "dagster_db_bytes_first_retention_day": first_retention and first_retention.dagster_db_bytes,
+                "first_retention_day": first_retention and first_retention.day,
+                "dagster_db_bytes_last_day": last.dagster_db_bytes,
+                "app_db_bytes_last_day": last.app_db_bytes,
+                "rss_growth_ratio": round(rss_growth, 3),
+                "max_connections": max(d.connections for d in days),
+                "jobs_lost": jobs_lost,
+                "failed_by_class": failed_by_class,
+                "max_retrievals_in_any_hour": most_in_any_window(retrievals, 3600 / args.scale),
+                "retrievals": len(retrievals),
+                "runs_deleted": sum(d.runs_deleted for d in days),
+                "backfills": len(soak.backfills),
+                "day_seconds_median": round(statistics.median(d.seconds for d in days), 1),
+                "scale": args.scale,
+                "per_day": [
+                    {
+                        "day": d.day,
+                        "seconds": round(d.seconds, 1),
+                        "dagster_db_bytes": d.dagster_db_bytes,
+                        "app_db_bytes": d.app_db_bytes,
+                        "rss_mb": {name: round(mb, 1) for name, mb in d.rss_mb.items()},
+                        "connections": d.connections,
+                        "runs_deleted": d.runs_deleted,
+                    }
+                    for d in days
+                ],
+            }
+        ),
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    main()
