@@ -1,6 +1,7 @@
 """Each job type, declared once: what its jobs do (its stage), how often its sensor polls, how its
 work is chunked, the version it stamps and, for a parsed asset partitioned by register court, how
-the courts' state is read and their stored documents redone.
+the courts' state is read and their stored documents redone, or, for a type that downloads
+documents, the court-partitioned asset they make.
 
 The rest of the code names a job type only through these specs (tests/test_architecture.py holds
 it to that); processing.job_types holds the settings an operator changes without a deploy
@@ -60,6 +61,24 @@ class CourtParsing:
 
 
 @dataclass(frozen=True)
+class DocumentAsset:
+    """The asset of the documents a job type downloads, partitioned by register court: the code
+    location makes it, and the queue run of the type's sensor that reports it, from this
+    declaration (assets/document_assets.py). ``fingerprints`` names the query of
+    db/sql/queries/court_state.sql that gives each court's fingerprint of its companies' newest
+    documents, the data version of its partition."""
+
+    key: str
+    fingerprints: str
+    # The asset the documents are downloaded for (its key), where the UI shows them, and as what
+    # (the asset's description adds how they are stored and reported).
+    follows: str
+    group: str
+    kind: str
+    description: str
+
+
+@dataclass(frozen=True)
 class JobTypeSpec:
     name: str
     # processing.job_types.stage: its place in the pipeline.
@@ -77,6 +96,8 @@ class JobTypeSpec:
     version: str | None = None
     parse: Callable[[bytes], Any] | None = None
     courts: CourtParsing | None = None
+    # The asset of the documents it downloads, which its sensor's runs report.
+    document_asset: DocumentAsset | None = None
 
     def stage(self, tools: StageTools) -> Stage:
         return self.build_stage(self, tools)
@@ -142,6 +163,14 @@ JOB_TYPES = JobTypes(
         sensor_interval_seconds=10,
         people_first=True,
         chunk_size=1,
+        document_asset=DocumentAsset(
+            "shareholder_list_documents",
+            fingerprints="shareholder_list_fingerprints",
+            follows="company_records",
+            group="shareholders",
+            kind="pdf",
+            description="Shareholder lists (Gesellschafterliste) downloaded from the DK tree",
+        ),
     ),
     shareholder_parsing=JobTypeSpec(
         "shareholder_parsing",
