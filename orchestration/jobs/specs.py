@@ -31,6 +31,7 @@ from orchestration.runtime.worker import Stage
 from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.discovery import DiscoveryStage
 from orchestration.stages.parsing import XmlParsingStage
+from orchestration.stages.printout_download import PrintoutDownloadStage
 from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import Extract, ShareholderParsingStage
 from orchestration.xjustiz import parse_si
@@ -81,8 +82,9 @@ class DocumentAsset:
 @dataclass(frozen=True)
 class JobTypeSpec:
     name: str
-    # processing.job_types.stage: its place in the pipeline.
-    step: int
+    # processing.job_types.stage: its place in the pipeline; None for a request beside it, which
+    # waits for no earlier stage of its company and holds no later one back (processing.due_jobs).
+    step: int | None
     build_stage: Callable[[JobTypeSpec, StageTools], Stage]
     sensor_interval_seconds: int
     # People first: the register's retrievals of its background jobs hold only a few claims
@@ -111,6 +113,7 @@ class JobTypes:
     xml_parsing: JobTypeSpec
     shareholder_download: JobTypeSpec
     shareholder_parsing: JobTypeSpec
+    printout_download: JobTypeSpec
 
     def __iter__(self) -> Iterator[JobTypeSpec]:
         return (getattr(self, field.name) for field in dataclasses.fields(self))
@@ -182,5 +185,25 @@ JOB_TYPES = JobTypes(
         checks=SHAREHOLDER_CHECKS,
         version=SHAREHOLDER_READER_VERSION,
         courts=CourtParsing(SHAREHOLDER_RECORDS, SHAREHOLDER_LIST_REREAD, written="new_list"),
+    ),
+    printout_download=JobTypeSpec(
+        "printout_download",
+        # Beside the pipeline: a person's printout waits for none of the company's other jobs.
+        step=None,
+        build_stage=lambda spec, tools: PrintoutDownloadStage(
+            spec, tools.register_client, tools.documents, tools.fresh_for
+        ),
+        # A person waits for it, as for discovery.
+        sensor_interval_seconds=5,
+        people_first=True,
+        chunk_size=1,
+        document_asset=DocumentAsset(
+            "printouts",
+            fingerprints="printout_fingerprints",
+            follows="discovered_entities",
+            group="register",
+            kind="pdf",
+            description="Current printouts (AD, Aktueller Abdruck) of the companies people asked for",
+        ),
     ),
 )
