@@ -1,4 +1,4 @@
--- Undo 0014: the printouts, their jobs and their request function go.
+-- Undo 0015: the printouts, their jobs and their request function go.
 DROP FUNCTION IF EXISTS processing.request_printout(uuid, uuid, processing.job_priority);
 DELETE FROM processing.processing_jobs WHERE type = 'printout_download';
 DELETE FROM processing.job_archive WHERE type = 'printout_download';
