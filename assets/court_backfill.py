@@ -209,7 +209,7 @@ def reparse_courts(
     with retried_before_claim(context, engine, stage.job_type) as job_type:
         with engine.connect() as conn:
             since = conn.execute(sa.select(sa.func.now())).scalar_one()
-            fingerprints = document_fingerprints(conn, parsed.queries, context.partition_keys)
+            fingerprints = document_fingerprints(conn, parsed.queries.document_fingerprints, context.partition_keys)
         run = CourtBackfillRun(context, engine, stage, parsed, job_type, since, give_way_seconds)
         yield from run.work(fingerprints)
     yield from run_checks(engine, parsed.checks, run.touched, parsed.asset_key)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from assets.batch import BatchCheck, run_checks, work_batch
@@ -70,13 +71,14 @@ def documents_materialization(
 def report_documents(
     engine: Engine,
     documents_key: dg.AssetKey,
-    queries: CourtStateQueries,
+    fingerprint_query: sa.TextClause,
     entity_ids: Sequence[str],
     metadata: dict[str, Any],
 ) -> Iterator[dg.AssetMaterialization]:
-    """The document partitions of the courts whose companies a download run touched."""
+    """The document partitions of the courts whose companies a download run touched, with the
+    fingerprints ``fingerprint_query`` gives them."""
     with engine.connect() as conn:
-        fingerprints = document_fingerprints(conn, queries, courts_of_entities(conn, entity_ids))
+        fingerprints = document_fingerprints(conn, fingerprint_query, courts_of_entities(conn, entity_ids))
     courts = register_courts()
     for court, fingerprint in fingerprints.items():
         if court in courts:

@@ -57,7 +57,7 @@ def build_discovery_asset(spec: JobTypeSpec, parsing: JobTypeSpec) -> dg.AssetsD
         yield from report_documents(
             engine,
             RAW_SI_DOCUMENTS,
-            SI_RECORDS,
+            SI_RECORDS.document_fingerprints,
             report.entity_ids,
             {"run_si_downloaded": report.totals["si_downloaded"], "run_si_fresh": report.totals["si_fresh"]},
         )

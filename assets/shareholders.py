@@ -1,4 +1,4 @@
-"""Shareholder lists: the documents from the DK tree, the shareholders read from them, and the
+"""Shareholders read from the lists downloaded from the DK tree (assets.document_assets), and the
 ownership graph as a pandas DataFrame."""
 
 from collections.abc import Generator
@@ -6,20 +6,20 @@ from collections.abc import Generator
 import dagster as dg
 from sqlalchemy.engine import Engine
 
-from assets.batch import batch_metadata, check_specs, work_batch
+from assets.batch import check_specs
 from assets.court_backfill import reparse_courts
 from assets.court_partitions import CourtBackfills, register_court_partitions_def
-from assets.court_reporting import ParsedCourts, report_documents, work_queue_by_court
-from assets.keys import COMPANY_RECORDS
+from assets.court_reporting import ParsedCourts, work_queue_by_court
+from assets.document_assets import declared
 from assets.queue_runs import parsed_courts
-from orchestration.jobs.specs import JobTypeSpec
-from orchestration.records.court_state import SHAREHOLDER_RECORDS
+from orchestration.jobs.specs import JOB_TYPES, JobTypeSpec
 from orchestration.runtime.worker import BatchReport
 from orchestration.shareholders.store import load_shareholders, review_summary
 from resources.database import DatabaseResource
 from resources.stages import StagesResource
 
-SHAREHOLDER_LIST_DOCUMENTS = dg.AssetKey("shareholder_list_documents")
+# The lists are downloaded by shareholder_download jobs, into the asset their spec declares.
+SHAREHOLDER_LIST_DOCUMENTS = dg.AssetKey(declared(JOB_TYPES.shareholder_download).key)
 SHAREHOLDERS = dg.AssetKey("shareholders")
 OWNERSHIP_GRAPH = dg.AssetKey("ownership_graph")
 
@@ -27,35 +27,6 @@ OWNERSHIP_GRAPH = dg.AssetKey("ownership_graph")
 def parsed_shareholders(spec: JobTypeSpec) -> ParsedCourts:
     """shareholders as read by the reader version ``spec`` deploys."""
     return parsed_courts(spec, SHAREHOLDERS, SHAREHOLDER_LIST_DOCUMENTS)
-
-
-# Downloaded only by the queue's runs, which span courts: an asset the op below reports, per court.
-shareholder_list_documents = dg.AssetSpec(
-    key=SHAREHOLDER_LIST_DOCUMENTS,
-    deps=[COMPANY_RECORDS],
-    partitions_def=register_court_partitions_def,
-    group_name="shareholders",
-    kinds={"pdf"},
-    description="Shareholder lists (Gesellschafterliste) downloaded from the DK tree, content-addressed "
-    "(content.raw_documents), by register court; each run of shareholder_download_job works batches of "
-    "due shareholder_download jobs. A partition's data version is the fingerprint of its companies' "
-    "newest lists.",
-)
-
-
-def shareholder_list_documents_from_the_queue(
-    context: dg.OpExecutionContext, engine: Engine, stages: StagesResource, spec: JobTypeSpec, max_batches: int
-) -> Generator[dg.AssetMaterialization, None, BatchReport]:
-    """Works batches of due shareholder_download jobs and reports the courts' lists."""
-    report = work_batch(context, engine, stages.stage(spec), max_batches=max_batches)
-    yield from report_documents(
-        engine,
-        SHAREHOLDER_LIST_DOCUMENTS,
-        SHAREHOLDER_RECORDS,
-        report.entity_ids,
-        batch_metadata(report, {"register": stages.register_resource.register_kind}),
-    )
-    return report
 
 
 def build_shareholders_asset(backfills: CourtBackfills, spec: JobTypeSpec) -> dg.AssetsDefinition:

@@ -17,13 +17,12 @@ import dagster as dg
 from assets.company_records import build_company_records_asset, company_records_from_the_queue
 from assets.court_partitions import CourtBackfills, court_backfill_policy
 from assets.discovery import build_discovery_asset
+from assets.document_assets import document_asset, documents_from_the_queue
 from assets.queue_runs import QueueWork, sensor_job
 from assets.shareholders import (
     build_shareholders_asset,
     ownership_graph,
     ownership_graph_sensor,
-    shareholder_list_documents,
-    shareholder_list_documents_from_the_queue,
     shareholders_from_the_queue,
 )
 from orchestration.assembly.celery_config import celery_executor_config
@@ -108,18 +107,19 @@ def build_definitions(settings: Settings | None = None, job_types: JobTypes = JO
     assets: list[dg.AssetsDefinition | dg.AssetSpec] = [
         discovery,
         build_company_records_asset(backfills, job_types.xml_parsing),
-        shareholder_list_documents,
+        *(document_asset(spec) for spec in job_types if spec.document_asset),
         build_shareholders_asset(backfills, job_types.shareholder_parsing),
         ownership_graph,
         register_announcements,
     ]
     # What a run of each job type's sensor does: materialize the asset its jobs feed, or, for a
-    # court-partitioned asset with court-partitioned inputs, a queue run spanning courts, as an op.
+    # court-partitioned asset with court-partitioned inputs, a queue run spanning courts, as an op;
+    # a type whose spec declares the asset of the documents it downloads, the queue run reporting them.
     sensor_runs: dict[str, dg.AssetsDefinition | QueueWork] = {
         job_types.basic_discovery.name: discovery,
         job_types.xml_parsing.name: company_records_from_the_queue,
-        job_types.shareholder_download.name: shareholder_list_documents_from_the_queue,
         job_types.shareholder_parsing.name: shareholders_from_the_queue,
+        **{spec.name: documents_from_the_queue(spec) for spec in job_types if spec.document_asset},
     }
     executor = run_executor(settings)
     jobs = [(spec, sensor_job(spec, sensor_runs[spec.name], executor)) for spec in job_types]

@@ -195,7 +195,7 @@ class Settings(BaseSettings):
     )
     user_id: str = Field(
         "",
-        description="The person the CLI acts for by default (a UUID): `--user` of `hreg entity open`, "
+        description="The person the CLI acts for by default (a UUID): `--user` of `hreg entity open`, `hreg entity printout`, "
         "`hreg jobs retry`, `hreg reparse` and `hreg shareholders request`.",
     )
     xjustiz_xsd_dir: str = Field(

@@ -102,3 +102,21 @@ def run_court_partitions(
     key = dg.AssetKey(asset)
     job = defs.resolve_implicit_job_def_def_for_assets([key])
     return job.execute_in_process(instance=instance, asset_selection=[key], raise_on_error=False, **options)
+
+
+def run_what_the_sensor_requests(
+    defs: dg.Definitions, job_type: str, instance: dg.DagsterInstance
+) -> list[dg.ExecuteInProcessResult]:
+    """One sensor tick, and each run it requests executed with the request's tags and config."""
+    sensor = defs.get_sensor_def(f"{job_type}_sensor")
+    with dg.build_sensor_context(instance=instance, resources=defs.resources, definitions=defs) as context:
+        requests = sensor.evaluate_tick(context).run_requests
+    assert requests, f"the {job_type} sensor requested no run"
+    results = []
+    for request in requests:
+        result = defs.resolve_job_def(f"{job_type}_job").execute_in_process(
+            instance=instance, run_config=request.run_config, tags=request.tags, raise_on_error=False
+        )
+        assert result.success, f"the {job_type} run failed"
+        results.append(result)
+    return results

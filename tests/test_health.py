@@ -16,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from orchestration.automation.webhooks import verify_signature
 from orchestration.definitions import build_definitions
 from orchestration.health.metrics import QueueCollector
+from orchestration.jobs.specs import JOB_TYPES
 from orchestration.register import SharedRateLimiter
 from orchestration.runtime import queue
 from orchestration.runtime.failures import JobError
@@ -97,7 +98,7 @@ def test_a_scrape_shows_the_queue_the_dead_letter_the_reaps_and_the_rate_limit(e
     assert {key: value for key, value in queue_samples.items() if value} == table
     # Every job type and priority is there, at 0 when empty, so that an alert rule finds it.
     assert queue_samples[("shareholder_parsing", "background", "queued")] == 0
-    assert len(queue_samples) == 4 * 2 * 2
+    assert len(queue_samples) == len(list(JOB_TYPES)) * 2 * 2  # each type, priority and status
 
     oldest = samples[("hreg_oldest_due_job_age_seconds", labels(type="basic_discovery", priority="interactive"))]
     assert 600 <= oldest < 900

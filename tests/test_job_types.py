@@ -26,7 +26,9 @@ def job_type_rows(engine) -> dict[str, sa.Row]:
 def test_the_specs_and_the_rows_of_processing_job_types_agree(engine):
     rows = job_type_rows(engine)
 
-    assert sorted(rows, key=lambda name: rows[name].stage) == [spec.name for spec in JOB_TYPES]
+    # The pipeline's stages in order, then the requests beside it.
+    in_order = sorted(rows, key=lambda name: (rows[name].stage is None, rows[name].stage or 0))
+    assert in_order == [spec.name for spec in JOB_TYPES]
     for spec in JOB_TYPES:
         row = rows[spec.name]
         assert (row.stage, row.background_slots is not None, row.current_version) == (
@@ -63,7 +65,8 @@ def test_every_status_a_job_types_row_names_is_one_its_entity_column_takes(engin
                 except sa.exc.IntegrityError:
                     refused.append((row.type, row.status_column, row.status))
                 attempt.rollback()
-    assert {row.type for row in named} == {spec.name for spec in JOB_TYPES}
+    # Every pipeline type moves its entity; a request beside it (a printout) may show nothing there.
+    assert {row.type for row in named} >= {spec.name for spec in JOB_TYPES if spec.name != "printout_download"}
     assert refused == []
 
 

@@ -75,6 +75,7 @@ def test_each_role_may_execute_only_the_functions_it_calls(engine):
         ("job_work_key", "worker"),  # computes the work_key column of the jobs a worker inserts
         ("open_entity", "app"),  # a person opens an entity: its register data, as an interactive job
         ("open_entity", "worker"),  # a search opens its few results
+        ("request_printout", "app"),  # a person asks for a company's current printout
         ("request_shareholder_research", "app"),
         ("request_shareholder_research", "worker"),
         ("take_rate_limit_token", "worker"),

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from orchestration.definitions import build_definitions
 from orchestration.runtime import queue
-from pipeline_helpers import history_rows, job_rows
+from pipeline_helpers import history_rows, job_rows, run_what_the_sensor_requests
 from queue_helpers import claim_one, insert_entity, insert_raw_document
 
 REASON = "shareholder research requested"  # what request_shareholder_research records for a person
@@ -76,24 +76,6 @@ def test_a_request_without_a_user_stays_automatic_through_the_parse(engine):
         None,
         download_id,
     )
-
-
-def run_what_the_sensor_requests(
-    defs: dg.Definitions, job_type: str, instance: dg.DagsterInstance
-) -> list[dg.ExecuteInProcessResult]:
-    """One sensor tick, and each run it requests executed with the request's tags and config."""
-    sensor = defs.get_sensor_def(f"{job_type}_sensor")
-    with dg.build_sensor_context(instance=instance, resources=defs.resources, definitions=defs) as context:
-        requests = sensor.evaluate_tick(context).run_requests
-    assert requests, f"the {job_type} sensor requested no run"
-    results = []
-    for request in requests:
-        result = defs.resolve_job_def(f"{job_type}_job").execute_in_process(
-            instance=instance, run_config=request.run_config, tags=request.tags, raise_on_error=False
-        )
-        assert result.success, f"the {job_type} run failed"
-        results.append(result)
-    return results
 
 
 def test_a_request_with_a_user_runs_to_completed_through_sensors_and_runs(

@@ -1,5 +1,6 @@
-"""`hreg entity`: what a person looks at (a company's record, officers, shareholders, history) and
-how a person opens a company, which fetches its register data as an interactive job."""
+"""`hreg entity`: what a person looks at (a company's record, officers, shareholders, stored
+documents, history) and what a person asks for: open a company, which fetches its register data,
+or its current printout, each as an interactive job."""
 
 from __future__ import annotations
 
@@ -86,6 +87,7 @@ def entity_view(conn: sa.Connection, entity_id: uuid.UUID) -> dict[str, Any]:
         "record": record,
         "officers": list(record.get("officers", ())) if record else [],
         "shareholders": None,
+        "documents": companies.stored_documents(conn, entity_id),
         "revisions": [
             {
                 "revision": r.id,
@@ -219,6 +221,19 @@ def _print(view: dict[str, Any]) -> None:
                 ],
             )
         )
+    click.echo("\nStored documents")
+    if view["documents"]:
+        click.echo(
+            format_table(
+                ("document", "kind", "retrieved", "file", "bytes"),
+                [
+                    (d["id"], d["kind"], f"{d['retrieved_at']:%Y-%m-%d %H:%M:%S}", d["filename"] or "", d["size_bytes"])
+                    for d in view["documents"]
+                ],
+            )
+        )
+    if not any(d["kind"] == "printout" for d in view["documents"]):
+        click.echo(f"no printout yet (ask with: hreg entity printout {e['id']})")
     click.echo("\nRevision history")
     if view["revisions"]:
         click.echo(
@@ -252,4 +267,20 @@ def open_command(key: tuple[str, ...], requested_by: uuid.UUID | None) -> None:
         job_id = companies.open_entity(conn, entity_id, requested_by, "opened from the command line")
         status = _load(conn, entity_id).processing_status
     click.echo(f"entity {entity_id}: {status}, job {job_id}")
+    click.echo(f"follow it with: hreg entity show {entity_id}")
+
+
+@entity.command("printout")
+@click.argument("key", nargs=-1, required=True, metavar="ID | COURT TYPE NUMBER [SUFFIX]")
+@user_option("requested_by", "Who asks (default HREG_USER_ID); without it the request counts as automatic.")
+def printout_command(key: tuple[str, ...], requested_by: uuid.UUID | None) -> None:
+    """Ask for an entity's current printout (AD, Aktueller Abdruck) as an interactive job: the
+    register's PDF is downloaded and stored, unless one retrieved within HREG_DOCUMENT_FRESH_HOURS
+    is stored; `hreg entity show` lists it among the stored documents."""
+    with cli_engine().begin() as conn:
+        entity_id = _resolve(conn, key)
+        _load(conn, entity_id)
+        params = {"entity_id": entity_id, "requested_by": requested_by, "priority": "interactive"}
+        job_id = conn.execute(companies.QUERIES["request_printout"], params).scalar_one()
+    click.echo(f"entity {entity_id}: printout requested, job {job_id}")
     click.echo(f"follow it with: hreg entity show {entity_id}")

@@ -1,6 +1,7 @@
 """Each job type, declared once: what its jobs do (its stage), how often its sensor polls, how its
 work is chunked, the version it stamps and, for a parsed asset partitioned by register court, how
-the courts' state is read and their stored documents redone.
+the courts' state is read and their stored documents redone, or, for a type that downloads
+documents, the court-partitioned asset they make.
 
 The rest of the code names a job type only through these specs (tests/test_architecture.py holds
 it to that); processing.job_types holds the settings an operator changes without a deploy
@@ -30,6 +31,7 @@ from orchestration.runtime.worker import Stage
 from orchestration.shareholders.reader_version import PARSER_VERSION as SHAREHOLDER_READER_VERSION
 from orchestration.stages.discovery import DiscoveryStage
 from orchestration.stages.parsing import XmlParsingStage
+from orchestration.stages.printout_download import PrintoutDownloadStage
 from orchestration.stages.shareholder_download import ShareholderDownloadStage
 from orchestration.stages.shareholder_parsing import Extract, ShareholderParsingStage
 from orchestration.xjustiz import parse_si
@@ -60,10 +62,29 @@ class CourtParsing:
 
 
 @dataclass(frozen=True)
+class DocumentAsset:
+    """The asset of the documents a job type downloads, partitioned by register court: the code
+    location makes it, and the queue run of the type's sensor that reports it, from this
+    declaration (assets/document_assets.py). ``fingerprints`` names the query of
+    db/sql/queries/court_state.sql that gives each court's fingerprint of its companies' newest
+    documents, the data version of its partition."""
+
+    key: str
+    fingerprints: str
+    # The asset the documents are downloaded for (its key), where the UI shows them, and as what
+    # (the asset's description adds how they are stored and reported).
+    follows: str
+    group: str
+    kind: str
+    description: str
+
+
+@dataclass(frozen=True)
 class JobTypeSpec:
     name: str
-    # processing.job_types.stage: its place in the pipeline.
-    step: int
+    # processing.job_types.stage: its place in the pipeline; None for a request beside it, which
+    # waits for no earlier stage of its company and holds no later one back (processing.due_jobs).
+    step: int | None
     build_stage: Callable[[JobTypeSpec, StageTools], Stage]
     sensor_interval_seconds: int
     # People first: the register's retrievals of its background jobs hold only a few claims
@@ -77,6 +98,8 @@ class JobTypeSpec:
     version: str | None = None
     parse: Callable[[bytes], Any] | None = None
     courts: CourtParsing | None = None
+    # The asset of the documents it downloads, which its sensor's runs report.
+    document_asset: DocumentAsset | None = None
 
     def stage(self, tools: StageTools) -> Stage:
         return self.build_stage(self, tools)
@@ -90,6 +113,7 @@ class JobTypes:
     xml_parsing: JobTypeSpec
     shareholder_download: JobTypeSpec
     shareholder_parsing: JobTypeSpec
+    printout_download: JobTypeSpec
 
     def __iter__(self) -> Iterator[JobTypeSpec]:
         return (getattr(self, field.name) for field in dataclasses.fields(self))
@@ -142,6 +166,14 @@ JOB_TYPES = JobTypes(
         sensor_interval_seconds=10,
         people_first=True,
         chunk_size=1,
+        document_asset=DocumentAsset(
+            "shareholder_list_documents",
+            fingerprints="shareholder_list_fingerprints",
+            follows="company_records",
+            group="shareholders",
+            kind="pdf",
+            description="Shareholder lists (Gesellschafterliste) downloaded from the DK tree",
+        ),
     ),
     shareholder_parsing=JobTypeSpec(
         "shareholder_parsing",
@@ -153,5 +185,25 @@ JOB_TYPES = JobTypes(
         checks=SHAREHOLDER_CHECKS,
         version=SHAREHOLDER_READER_VERSION,
         courts=CourtParsing(SHAREHOLDER_RECORDS, SHAREHOLDER_LIST_REREAD, written="new_list"),
+    ),
+    printout_download=JobTypeSpec(
+        "printout_download",
+        # Beside the pipeline: a person's printout waits for none of the company's other jobs.
+        step=None,
+        build_stage=lambda spec, tools: PrintoutDownloadStage(
+            spec, tools.register_client, tools.documents, tools.fresh_for
+        ),
+        # A person waits for it, as for discovery.
+        sensor_interval_seconds=5,
+        people_first=True,
+        chunk_size=1,
+        document_asset=DocumentAsset(
+            "printouts",
+            fingerprints="printout_fingerprints",
+            follows="discovered_entities",
+            group="register",
+            kind="pdf",
+            description="Current printouts (AD, Aktueller Abdruck) of the companies people asked for",
+        ),
     ),
 )

@@ -40,6 +40,11 @@ def shareholders(conn: sa.Connection, list_id: int) -> list[dict[str, Any]]:
     return [dict(row._mapping) for row in conn.execute(QUERIES["shareholders"], {"list_id": list_id})]
 
 
+def stored_documents(conn: sa.Connection, entity_id: uuid.UUID | str) -> list[dict[str, Any]]:
+    """The documents stored of the company (SI, shareholder lists, printouts…), newest first."""
+    return [dict(row._mapping) for row in conn.execute(QUERIES["stored_documents"], {"entity_id": entity_id})]
+
+
 def active_discovery(conn: sa.Connection, entity_id: uuid.UUID | str) -> dict[str, Any] | None:
     """The company's basic_discovery job (id, status, priority) while it is queued or running."""
     row = conn.execute(QUERIES["active_discovery"], {"entity_id": entity_id}).first()

@@ -77,10 +77,11 @@ def court_failures(
     return failures
 
 
-def document_fingerprints(conn: sa.Connection, queries: CourtStateQueries, courts: Sequence[str]) -> dict[str, str]:
-    """Each court's fingerprint of its stored documents (the data version of its documents' partition)."""
+def document_fingerprints(conn: sa.Connection, query: sa.TextClause, courts: Sequence[str]) -> dict[str, str]:
+    """Each court's fingerprint of its stored documents (the data version of its documents'
+    partition), by ``query`` (a ``*_fingerprints`` query of court_state.sql)."""
     fingerprints = dict.fromkeys(courts, EMPTY_FINGERPRINT)
-    for row in conn.execute(queries.document_fingerprints, {"courts": list(courts)}):
+    for row in conn.execute(query, {"courts": list(courts)}):
         fingerprints[row.court] = row.documents
     return fingerprints
 

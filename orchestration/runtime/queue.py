@@ -31,7 +31,7 @@ REAPER_INTERVAL_SECONDS = 30
 @dataclass(frozen=True)
 class JobType:
     type: str
-    stage: int
+    stage: int | None
     max_retries: int
     backoff_base_s: float
     backoff_cap_s: float

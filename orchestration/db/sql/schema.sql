@@ -82,7 +82,7 @@ CREATE TABLE content.raw_documents (
     id            uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     sha256        text NOT NULL UNIQUE CHECK (sha256 ~ '^[0-9a-f]{64}$'),
     entity_id     uuid REFERENCES content.entities (id) ON DELETE SET NULL,
-    kind          text NOT NULL CHECK (kind IN ('si', 'shareholder_list', 'page')),
+    kind          text NOT NULL CHECK (kind IN ('si', 'shareholder_list', 'page', 'printout')),
     media_type    text NOT NULL,
     filename      text,
     size_bytes    bigint NOT NULL CHECK (size_bytes >= 0),
@@ -205,7 +205,9 @@ CREATE TYPE processing.job_priority AS ENUM ('interactive', 'background');
 -- processing.job_types: the one source of retry, lease, batch and priority settings -------------
 CREATE TABLE processing.job_types (
     type              text PRIMARY KEY,
-    stage             integer NOT NULL,
+    -- Its place in the pipeline's order (the stage gate of processing.due_jobs). NULL: a request
+    -- beside the pipeline, which waits for no earlier stage and holds no later one back.
+    stage             integer,
     max_retries       integer NOT NULL CHECK (max_retries >= 0),
     backoff_base_s    double precision NOT NULL CHECK (backoff_base_s > 0),
     backoff_cap_s     double precision NOT NULL CHECK (backoff_cap_s > 0),
@@ -248,7 +250,10 @@ VALUES
     ('shareholder_download', 3, 3, 30, 900, 300,    1, 'Download the shareholder list from the DK tree.', 1,
      'shareholder_research_status', 'downloading', NULL, 'failed', 'shareholder_parsing'),
     ('shareholder_parsing',  4, 2, 10, 300, 600,   20, 'Extract shareholders from a stored shareholder list.', NULL,
-     'shareholder_research_status', 'parsing', 'completed', 'failed', NULL);
+     'shareholder_research_status', 'parsing', 'completed', 'failed', NULL),
+    -- A printout shows nothing on its entity: it is listed with the entity's documents.
+    ('printout_download', NULL, 3, 30, 900, 300,    1, 'Download the current printout (AD) of a company.', 1,
+     NULL, NULL, NULL, NULL, NULL);
 
 -- processing.failure_classes: seeds/002's classes; the retry trigger and the workers read them --
 CREATE TABLE processing.failure_classes (

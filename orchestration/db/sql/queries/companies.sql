@@ -48,3 +48,13 @@ SELECT processing.request_shareholder_research(:entity_id, :requested_by, CAST(:
 -- name: request_rediscovery
 -- Queue a background re-check of a company's register data; returns the job's id, if one was queued.
 SELECT automation.request_rediscovery(:entity_id, :requested_by, :reason)
+
+-- name: request_printout
+-- Ask for a company's current printout (AD) as :priority work; returns the job's id.
+SELECT processing.request_printout(:entity_id, :requested_by, CAST(:priority AS processing.job_priority))
+
+-- name: stored_documents
+-- The documents stored of a company, newest first: what kind, when retrieved, how large.
+SELECT id, kind, media_type, filename, size_bytes, retrieved_at
+  FROM content.raw_documents WHERE entity_id = :entity_id
+ ORDER BY retrieved_at DESC, kind

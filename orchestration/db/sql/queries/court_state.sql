@@ -95,6 +95,21 @@ SELECT left(e.court_code, 5) AS court, {list_fingerprint} AS documents
  WHERE left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
  GROUP BY 1
 
+-- name: newest_printout
+-- Part of the query below: the newest stored printout (AD) of company e.
+SELECT d.id FROM content.raw_documents d
+ WHERE d.entity_id = e.id AND d.kind = 'printout'
+ ORDER BY d.retrieved_at DESC LIMIT 1
+
+-- name: printout_fingerprints
+-- Per court of :courts, the fingerprint of its companies' newest printouts (the data version of its printouts partition).
+SELECT left(e.court_code, 5) AS court,
+       md5(string_agg(e.id::text || ':' || printout.id::text, ',' ORDER BY e.id)) AS documents
+  FROM content.entities e
+  CROSS JOIN LATERAL ({newest_printout}) printout
+ WHERE left(e.court_code, 5) = ANY(CAST(:courts AS text[]))
+ GROUP BY 1
+
 -- name: si_unfinished
 -- The ids (text, in order) of the companies of :courts (of those among :entity_ids, unless NULL) whose current SI document :parser_version has not completed, nor failed for good since :since.
 -- What a backfill of these courts has left to do: the companies that keep them unsynced. A

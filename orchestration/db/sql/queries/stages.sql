@@ -50,3 +50,16 @@ SELECT id, court_code, register_type, register_number, register_suffix, name
 -- The capital amount in the newest record of company :entity_id.
 SELECT record #>> '{capital,amount}' FROM content.entity_revisions
  WHERE entity_id = :entity_id ORDER BY id DESC LIMIT 1
+
+-- name: fresh_download
+-- The document the newest :job_type job of company :entity_id retrieved from the register, if it completed less than :fresh_s seconds ago.
+-- Asked of the job that retrieved it, not of the document's retrieved_at: the same bytes
+-- retrieved again keep their first row and its time. A job that reused a fresh document
+-- retrieved nothing, so reuses never stretch the window. Archived jobs (days old) are past it.
+SELECT CAST(j.result ->> 'raw_document_id' AS uuid) AS id
+  FROM processing.processing_jobs j
+ WHERE j.entity_id = :entity_id AND j.type = :job_type AND j.status = 'completed'
+   AND CAST(j.result ->> 'retrieved' AS boolean)
+   AND j.completed_at > now() - make_interval(secs => :fresh_s)
+ ORDER BY j.completed_at DESC
+ LIMIT 1
