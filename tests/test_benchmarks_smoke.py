@@ -33,7 +33,7 @@ BENCHMARKS = {
     ),
     "queue": (
         [],
-        {"BENCH_JOBS": "1200"},
+        {"BENCH_JOBS": "1200", "BENCH_BATCH_SIZES": "1000"},
         {"project_jobs_per_s", "raw_jobs_per_s", "ratio", "floor_jobs_per_s", "floor_ratio"},
     ),
     "archive": (
