@@ -13,11 +13,13 @@ with N archived jobs and their ratio (flat: close to 1), the time with the compl
 the table and its ratio, and the archive's rate.
 
     .venv/bin/python -m bench.archive     # an embedded server in a temp dir unless HREG_DATABASE_URL is set
+    BENCH_ENTITIES=500 .venv/bin/python -m bench.archive   # a check that it runs (claims of 500)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from datetime import timedelta
@@ -28,10 +30,10 @@ from bench.common import bench_database, load_stand_in_entities, log
 from orchestration.db.engine import create_app_engine
 from orchestration.runtime import queue
 
-ENTITIES = 10_000
+ENTITIES = int(os.environ.get("BENCH_ENTITIES", "10000"))
 ROUNDS = 4
 PARSER_CHANGES_PER_ROUND = 5  # completed xml_parsing jobs per entity and round
-CLAIM_BATCH = 1000
+CLAIM_BATCH = min(1000, ENTITIES)
 CLAIM_REPEATS = 15
 ARCHIVE_BATCH = 10_000
 RETENTION = timedelta(days=7)

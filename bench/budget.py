@@ -1,8 +1,8 @@
 """The portal's budget under load: do people still get their results quickly?
 
 The live limit (60 retrievals an hour: a burst of 5, then 55 tokens over the hour) is simulated
-60 times faster: one portal hour is one real minute, and the workload is scaled by the same
-factor. Over one portal hour, 5 people's searches and 20 entity opens arrive while 200
+60 times faster (BENCH_SCALE): one portal hour is one real minute, and the workload is scaled by
+the same factor. Over one portal hour, 5 people's searches and 20 entity opens arrive while 200
 background refreshes (a monitoring rule re-checking watched companies) are queued at the start.
 Four discovery workers and one parse worker run the project's stages against the sample
 register (real HTTP), the shared bucket in PostgreSQL and the database's triggers, as the
@@ -18,12 +18,14 @@ far, and interactive_unfinished says how many did), background_done (refreshes d
 hour), max_retrievals_in_any_hour (sliding window), and the baseline's figures with the prefix fifo_.
 
     .venv/bin/python -m bench.budget
+    BENCH_SCALE=600 .venv/bin/python -m bench.budget    # a portal hour in 6 s: a check that it runs
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import statistics
 import tempfile
@@ -51,7 +53,7 @@ from sample_register.entities import insert_known_entities
 from sample_register.retrievals import RetrievalLog
 from sample_register.server import SampleRegisterThread, start_sample_register_in_thread
 
-SCALE = 60  # portal seconds per real second
+SCALE = int(os.environ.get("BENCH_SCALE", "60"))  # portal seconds per real second
 PORTAL_HOUR_S = 3600 / SCALE
 LIVE_PER_HOUR, LIVE_BURST = 60, 5
 SEARCHES, OPENS, BACKGROUND = 5, 20, 200
@@ -140,7 +142,8 @@ def run_hour(url, register: RetrievalLog, base_url: str, *, people_first: bool) 
     engine = create_app_engine(url, pool_size=12)
     settings = Settings()
     workload = prepare(engine, register.state.register.corpus)
-    store = DocumentStore(Path(tempfile.mkdtemp(prefix="hreg-bench-budget-")))
+    data_dir = Path(tempfile.mkdtemp(prefix="hreg-bench-budget-"))
+    store = DocumentStore(data_dir / "documents")
     bucket = f"bench budget {uuid.uuid4()}"
     per_hour = LIVE_BURST + (LIVE_PER_HOUR - LIVE_BURST) * SCALE  # the live refill, 60 times faster
 
@@ -154,7 +157,7 @@ def run_hour(url, register: RetrievalLog, base_url: str, *, people_first: bool) 
             patience_refills=settings.rate_limit_background_patience,
             priority=priority if people_first else "interactive",
         )
-        return PortalClient(base_url, diagnostics_dir=store.directory / "diagnostics", rate_limiter=limiter)
+        return PortalClient(base_url, diagnostics_dir=data_dir / "diagnostics", rate_limiter=limiter)
 
     discovery = DiscoveryStage(
         JOB_TYPES.basic_discovery, client, store, search_opens=("exact", 1), fresh_for=timedelta(hours=24)
@@ -207,7 +210,7 @@ def run_hour(url, register: RetrievalLog, base_url: str, *, people_first: bool) 
     stop.set()
     for thread in threads:
         thread.join(timeout=30)
-    shutil.rmtree(store.directory, ignore_errors=True)
+    shutil.rmtree(data_dir, ignore_errors=True)
 
     # An action still unfinished counts with its wait so far: its figures are then lower bounds.
     with engine.connect() as conn:

@@ -138,6 +138,7 @@ def main() -> None:
             latencies.append(search_latency(engine, instance))
             log(f"search {i + 1}: run started after {latencies[-1]:.2f} s")
 
+        wait_for_idle_discovery(instance)  # the last search's results recorded: companies to open
         with engine.connect() as conn:
             listed = (
                 conn.execute(

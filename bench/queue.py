@@ -16,12 +16,14 @@ Last line: one JSON object with project_jobs_per_s, raw_jobs_per_s and ratio, at
 4 workers, and the floor's floor_jobs_per_s and floor_ratio.
 
     .venv/bin/python -m bench.queue     # an embedded server in a temp dir unless HREG_DATABASE_URL is set
+    BENCH_JOBS=3000 BENCH_BATCH_SIZES=1000 .venv/bin/python -m bench.queue   # a check that it runs
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import time
 import uuid
 
@@ -32,11 +34,14 @@ from orchestration.db.engine import create_app_engine
 from orchestration.runtime import queue
 from orchestration.runtime.processes import run_in_processes
 
-BATCH_SIZES = (1, 100, 1000)
+# The batch sizes measured (BENCH_BATCH_SIZES, comma-separated; the last line's figures are of 1000).
+BATCH_SIZES = tuple(int(size) for size in os.environ.get("BENCH_BATCH_SIZES", "1,100,1000").split(","))
 WORKER_COUNTS = (1, 4)
 # Enough jobs that each of 4 workers claims several batches, few enough for a run of a few
-# minutes (one job per transaction is bound by the commit's fsync, not by the queue).
-JOBS_PER_BATCH_SIZE = {1: 400, 100: 8_000, 1000: 24_000}
+# minutes (one job per transaction is bound by the commit's fsync, not by the queue): 24,000 at
+# batch 1000 (BENCH_JOBS), a third of that at batch 100, a sixtieth at batch 1.
+JOBS = int(os.environ.get("BENCH_JOBS", "24000"))
+JOBS_PER_BATCH_SIZE = {1: JOBS // 60, 100: JOBS // 3, 1000: JOBS}
 LEASE_SECONDS = 300
 
 RESET_PROJECT = sa.text("""

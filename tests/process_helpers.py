@@ -3,15 +3,33 @@ processes left running."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
 import time
 from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+HREG = REPO_ROOT / ".venv" / "bin" / "hreg"
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def newcomer_env(**settings: str) -> dict[str, str]:
+    """The environment of a shell that has set nothing of ours but ``settings``."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("HREG_")}
+    return {**env, **settings}
+
+
+def hreg(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """`.venv/bin/hreg ARGS` as a person types it in a shell with ``env``; it must succeed."""
+    done = subprocess.run([str(HREG), *args], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"hreg {' '.join(args)}: {done.stderr[-3000:]}"
+    return done
 
 
 def wait_until(predicate, timeout_s: float, what: str):

@@ -63,6 +63,70 @@ def top_level(module: str) -> str:
     return "dagster" if package.startswith("dagster_") else package
 
 
+# What starts a long-running process in a test module: the shared Dagster stack fixture, the
+# cluster's helpers or layout, Dagster's daemon and webserver started by hand, `scripts/dev.sh`
+# or `hreg dev`.
+STACK_HELPERS = {"stack_helpers", "cluster_helpers", "orchestration.stacks.cluster"}
+STACK_STARTERS = {"start_dagster"}
+STACK_COMMANDS = {"./scripts/dev.sh", "scripts/dev.sh"}
+
+
+def starts_a_stack(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in STACK_HELPERS:
+            return True
+        if isinstance(node, ast.Import) and any(alias.name in STACK_HELPERS for alias in node.names):
+            return True
+        if isinstance(node, ast.Attribute | ast.Name) and (
+            getattr(node, "attr", None) or getattr(node, "id", None)
+        ) in (STACK_STARTERS):
+            return True
+        if isinstance(node, ast.Constant) and node.value in STACK_COMMANDS:
+            return True
+        # ["…/hreg", "dev", …]: a command line that runs `hreg dev`.
+        if isinstance(node, ast.List | ast.Tuple) and any(
+            isinstance(element, ast.Constant) and element.value == "dev" for element in node.elts[1:2]
+        ):
+            return True
+    return False
+
+
+def marked_slow(tree: ast.Module) -> bool:
+    """Whether the module sets ``pytestmark`` to ``pytest.mark.slow`` (alone or in a list)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "pytestmark" for target in node.targets
+        ):
+            return any(
+                isinstance(mark, ast.Attribute)
+                and mark.attr == "slow"
+                and isinstance(mark.value, ast.Attribute)
+                and mark.value.attr == "mark"
+                for mark in ast.walk(node.value)
+            )
+    return False
+
+
+def test_every_test_module_that_starts_a_stack_is_marked_slow():
+    """`./scripts/test.sh -m "not slow"` is the quick tier: no daemon, webserver, cluster or dev stack."""
+    trees = {
+        path.stem: ast.parse(path.read_text(encoding="utf-8"))
+        for path in (REPO_ROOT / "tests").glob("test_*.py")
+        if path.stem != Path(__file__).stem  # this module names the signs it looks for
+    }
+    starting = {name for name, tree in trees.items() if starts_a_stack(tree)}
+    assert sorted(name for name in starting if not marked_slow(trees[name])) == []
+    # Each sign is seen where it is: the shared stack fixture, the cluster's helpers, Dagster's
+    # processes started by hand, `scripts/dev.sh` and `hreg dev`.
+    assert starting >= {
+        "test_e2e_daemon",
+        "test_cluster",
+        "test_webserver_without_database",
+        "test_readme_commands",
+        "test_interrupt_signals",
+    }
+
+
 def test_the_product_imports_the_sample_world_only_in_the_command_that_serves_it():
     entrances, strays = set(), []
     for path in modules(*PRODUCT):

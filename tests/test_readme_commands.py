@@ -20,24 +20,9 @@ import pytest
 import sqlalchemy as sa
 
 from orchestration.db.migrate import head_revision
-from process_helpers import free_port, processes_with, wait_until
+from process_helpers import REPO_ROOT, free_port, hreg, newcomer_env, processes_with, wait_until
 
 pytestmark = pytest.mark.slow
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-HREG = REPO_ROOT / ".venv" / "bin" / "hreg"
-
-
-def newcomer_env(**settings: str) -> dict[str, str]:
-    """The environment of a shell that has set nothing of ours but ``settings``."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("HREG_")}
-    return {**env, **settings}
-
-
-def hreg(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(HREG), *args], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, f"hreg {' '.join(args)}: {done.stderr[-3000:]}"
-    return done
 
 
 @pytest.fixture

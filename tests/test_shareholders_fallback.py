@@ -20,6 +20,9 @@ from orchestration.shareholders.parse import extract_shareholders, parse_shareho
 from orchestration.shareholders.tables import read_tables
 from sample_register.shareholder_lists import POOR_TEXT_LAYER, generate_list
 
+# Tesseract reads the rendered pages of the PDFs whose text layer reads poorly, seconds a page.
+pytestmark = pytest.mark.slow
+
 CAPITAL = Decimal("25000")
 READ_EXACTLY = {"kind", "name", "register_type", "register_number", "shares", "nominal_total", "percentage"}
 

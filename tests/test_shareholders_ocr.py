@@ -14,6 +14,9 @@ from orchestration.shareholders.parse import extract_shareholders, parse_shareho
 from orchestration.shareholders.tables import read_tables
 from sample_register.shareholder_lists import generate_list
 
+# Tesseract reads a scanned page per test, seconds each.
+pytestmark = pytest.mark.slow
+
 CAPITAL = Decimal("25000")
 
 

@@ -18,6 +18,9 @@ from orchestration.shareholders.shareholder_list import ShareholderList
 from orchestration.shareholders.tables import read_tables
 from sample_register.expected_shareholders import list_problems, load_expected, shareholder_problems
 
+# Tesseract reads every page of the sixteen real scans, seconds a page: minutes in all.
+pytestmark = pytest.mark.slow
+
 EXPECTED_DIR = Path(__file__).parent / "data" / "real_shareholder_lists"
 EXPECTED = sorted(EXPECTED_DIR.glob("*.json"))
 # Lists this reader does not read right yet; strict, so a list read right must leave this set.
