@@ -18,10 +18,9 @@ import sqlalchemy as sa
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
 
-from database_helpers import fresh_database
-from orchestration.settings import Settings
 from orchestration.stacks import devstack
-from process_helpers import free_port, wait_until
+from process_helpers import wait_until
+from stack_helpers import StackOptions, dagster_stack  # noqa: F401 - dagster_stack is a fixture
 from webserver_helpers import graphql
 
 pytestmark = pytest.mark.slow
@@ -46,25 +45,13 @@ query { assetOrError(assetKey: {path: ["ownership_graph"]}) { ... on Asset {
 
 
 @pytest.fixture(scope="module")
-def stack(server_url, template_url, tmp_path_factory):
-    data_dir = tmp_path_factory.mktemp("e2e")
-    with fresh_database(server_url) as url, pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
-        mp.setenv("HREG_DATA_DIR", str(data_dir))
-        mp.setenv("HREG_REGISTER", "sample")
-        mp.setenv("HREG_SAMPLE_REGISTER_PORT", str(free_port()))
-        mp.setenv("HREG_WEBSERVER_PORT", str(free_port()))
-        settings = Settings()
-        stack = devstack.prepare(settings)
-        log_dir = data_dir / "logs"
-        try:
-            devstack.start_sample_register(stack, log_dir)
-            devstack.start_dagster(stack, log_dir=log_dir)
-            yield stack
-        finally:
-            devstack.stop(stack)
-            for log_file in sorted(log_dir.glob("*.log")):
-                print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-3000:]}")
+def stack_options() -> StackOptions:
+    return StackOptions("e2e", sample_register=True)
+
+
+@pytest.fixture(scope="module")
+def stack(dagster_stack: devstack.Stack) -> devstack.Stack:
+    return dagster_stack
 
 
 def new_search(engine, query: str) -> str:

@@ -26,7 +26,6 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 from bench.common import iter_cloned_documents, load_entities
-from database_helpers import fresh_database
 from orchestration.assembly.dagster_instance import backfill_run_slots, instance_config
 from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
 from orchestration.cli import main
@@ -39,9 +38,10 @@ from orchestration.settings import Settings
 from orchestration.stacks import devstack
 from orchestration.stages.parsing import XmlParsingStage
 from orchestration.webserver.backfills import launch_backfill
-from process_helpers import free_port, wait_until
+from process_helpers import wait_until
 from sample_register.shareholder_lists import generate_list
-from webserver_helpers import LOCATION, backfill_state, graphql, wait_for_code_location
+from stack_helpers import StackOptions, dagster_stack  # noqa: F401 - dagster_stack is a fixture
+from webserver_helpers import LOCATION, backfill_state, graphql
 
 pytestmark = pytest.mark.slow
 
@@ -61,41 +61,36 @@ query Ticks($selector: SensorSelector!, $after: Float, $before: Float) {
 """
 
 
+def parsed_by_the_old_version_with_unread_scans(settings: Settings) -> None:
+    """The companies parsed by the old version, and scanned lists no reader has read."""
+    engine = create_app_engine(settings.database_url)
+    store = DocumentStore(settings.documents_dir)
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
+            {"v": OLD_VERSION},
+        )
+    documents = iter_cloned_documents(ENTITIES, max_bytes=INLINE_LIMIT_BYTES, spread_over_courts=True)
+    load_entities(engine, store, documents)
+    assert run_batches(engine, XmlParsingStage(store), "old-parser", max_batches=1000).completed == ENTITIES
+    store_unread_scans(engine, store)
+    engine.dispose()
+
+
 @pytest.fixture(scope="module")
-def stack(server_url, template_url, tmp_path_factory):
+def stack_options() -> StackOptions:
     """The companies parsed by the old version, then the sample register, webserver and daemon
-    with the current code."""
-    data_dir = tmp_path_factory.mktemp("people-during-backfill")
-    with fresh_database(server_url) as url, pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
-        mp.setenv("HREG_DATA_DIR", str(data_dir))
-        mp.setenv("HREG_REGISTER", "sample")
-        mp.setenv("HREG_SAMPLE_REGISTER_PORT", str(free_port()))
-        mp.setenv("HREG_WEBSERVER_PORT", str(free_port()))
-        settings = Settings()
-        engine = create_app_engine(url)
-        store = DocumentStore(settings.documents_dir)
-        with engine.begin() as conn:
-            conn.execute(
-                sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
-                {"v": OLD_VERSION},
-            )
-        documents = iter_cloned_documents(ENTITIES, max_bytes=INLINE_LIMIT_BYTES, spread_over_courts=True)
-        load_entities(engine, store, documents)
-        assert run_batches(engine, XmlParsingStage(store), "old-parser", max_batches=1000).completed == ENTITIES
-        store_unread_scans(engine, store)
-        stack = devstack.prepare(settings)  # deploying the current code writes its version to the job types
-        log_dir = data_dir / "logs"
-        try:
-            devstack.start_sample_register(stack, log_dir)
-            devstack.start_dagster(stack, log_dir=log_dir)
-            wait_for_code_location(stack)
-            yield stack, engine
-        finally:
-            devstack.stop(stack)
-            engine.dispose()
-            for log_file in sorted(log_dir.glob("*.log")):
-                print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-3000:]}")
+    with the current code (deploying it writes its version to the job types)."""
+    return StackOptions(
+        "people-during-backfill", sample_register=True, before_deploy=parsed_by_the_old_version_with_unread_scans
+    )
+
+
+@pytest.fixture(scope="module")
+def stack(dagster_stack: devstack.Stack):
+    engine = create_app_engine(dagster_stack.app_url)
+    yield dagster_stack, engine
+    engine.dispose()
 
 
 def store_unread_scans(engine, store: DocumentStore) -> None:

@@ -12,6 +12,7 @@ finished court again writes nothing. The Backfills page shows the backfill with 
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import uuid
@@ -30,7 +31,6 @@ from dagster._core.definitions.data_version import (
 from playwright.sync_api import sync_playwright
 
 from assets.court_partitions import courts_per_backfill_run
-from database_helpers import fresh_database
 from orchestration.assembly.dagster_instance import backfill_run_slots
 from orchestration.cli import main
 from orchestration.db.engine import create_app_engine
@@ -43,8 +43,9 @@ from orchestration.stages.parsing import XmlParsingStage
 from orchestration.webserver.backfills import backfill_status
 from orchestration.xjustiz import PARSER_VERSION
 from pipeline_helpers import add_entity_with_si, job_rows, sample_si_files
-from process_helpers import free_port, wait_until
-from webserver_helpers import finished_backfill, graphql, wait_for_code_location
+from process_helpers import wait_until
+from stack_helpers import StackOptions, dagster_stack  # noqa: F401 - dagster_stack is a fixture
+from webserver_helpers import finished_backfill, graphql
 
 pytestmark = pytest.mark.slow
 
@@ -111,50 +112,53 @@ query Run($runId: ID!) { runOrError(runId: $runId) { ... on Run { status } } }
 """
 
 
+def parsed_by_the_old_version(settings: Settings, samples_dir) -> None:
+    """Nine companies at three courts whose documents the old parser version parsed."""
+    engine = create_app_engine(settings.database_url)
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
+            {"v": OLD_VERSION},
+        )
+    store = DocumentStore(settings.documents_dir)
+    for i, path in enumerate(sample_si_files(samples_dir)[:9]):
+        add_entity_with_si(engine, store, path.read_bytes(), number=str(600 + i), court_code=COURTS[i % 3])
+    assert run_batch(engine, XmlParsingStage(store), "old-parser").completed == 9
+    engine.dispose()
+
+
+def materialized_by_the_old_version(stack: devstack.Stack) -> None:
+    """What the old code location's runs recorded: each court partition materialized by the old version."""
+    raw_si_documents = dg.AssetKey("raw_si_documents")
+    with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
+        for court in COURTS:
+            tags = {
+                CODE_VERSION_TAG: OLD_VERSION,
+                DATA_VERSION_TAG: f"{court}-parsed-by-{OLD_VERSION}",
+                get_input_data_version_tag(raw_si_documents): "before-partitioned-documents",
+                get_input_event_pointer_tag(raw_si_documents): NULL_EVENT_POINTER,
+            }
+            instance.report_runless_asset_event(
+                dg.AssetMaterialization(COMPANY_RECORDS_PATH, partition=court, tags=tags)
+            )
+
+
 @pytest.fixture(scope="module")
-def stack(server_url, template_url, tmp_path_factory, samples_dir):
+def stack_options(samples_dir) -> StackOptions:
     """Nine companies at three courts whose documents the old parser version parsed (and whose
     court partitions it materialized), then the webserver and the daemon with the current code."""
-    data_dir = tmp_path_factory.mktemp("backfills")
-    with fresh_database(server_url) as url, pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HREG_DATABASE_URL", url.render_as_string(hide_password=False))
-        mp.setenv("HREG_DATA_DIR", str(data_dir))
-        mp.setenv("HREG_WEBSERVER_PORT", str(free_port()))
-        settings = Settings()
-        engine = create_app_engine(url)
-        store = DocumentStore(settings.documents_dir)
-        with engine.begin() as conn:
-            conn.execute(
-                sa.text("UPDATE processing.job_types SET current_version = :v WHERE type = 'xml_parsing'"),
-                {"v": OLD_VERSION},
-            )
-        for i, path in enumerate(sample_si_files(samples_dir)[:9]):
-            add_entity_with_si(engine, store, path.read_bytes(), number=str(600 + i), court_code=COURTS[i % 3])
-        assert run_batch(engine, XmlParsingStage(store), "old-parser").completed == 9
-        # Deploying the current code: the migration writes its parser version to the job types.
-        stack = devstack.prepare(settings)
-        raw_si_documents = dg.AssetKey("raw_si_documents")
-        with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
-            for court in COURTS:  # what the old code location's runs recorded
-                tags = {
-                    CODE_VERSION_TAG: OLD_VERSION,
-                    DATA_VERSION_TAG: f"{court}-parsed-by-{OLD_VERSION}",
-                    get_input_data_version_tag(raw_si_documents): "before-partitioned-documents",
-                    get_input_event_pointer_tag(raw_si_documents): NULL_EVENT_POINTER,
-                }
-                instance.report_runless_asset_event(
-                    dg.AssetMaterialization(COMPANY_RECORDS_PATH, partition=court, tags=tags)
-                )
-        log_dir = data_dir / "logs"
-        try:
-            devstack.start_dagster(stack, log_dir=log_dir)
-            wait_for_code_location(stack)
-            yield stack, engine, store
-        finally:
-            devstack.stop(stack)
-            engine.dispose()
-            for log_file in sorted(log_dir.glob("*.log")):
-                print(f"--- {log_file.name} (tail)\n{log_file.read_text(errors='replace')[-3000:]}")
+    return StackOptions(
+        "backfills",
+        before_deploy=functools.partial(parsed_by_the_old_version, samples_dir=samples_dir),
+        after_deploy=materialized_by_the_old_version,
+    )
+
+
+@pytest.fixture(scope="module")
+def stack(dagster_stack: devstack.Stack):
+    engine = create_app_engine(dagster_stack.app_url)
+    yield dagster_stack, engine, DocumentStore(dagster_stack.settings.documents_dir)
+    engine.dispose()
 
 
 def launch_backfill(stack: devstack.Stack, partition_names: list[str]) -> str:
