@@ -5,14 +5,16 @@ with a text layer and by OCR.
 
 ``--samples`` (default ``../shared/samples/gesellschafterliste``) is a folder of lists. A list
 with values read from it by eye (``tests/data/real_shareholder_lists``, by file name) is judged
-against them: right when every shareholder's kind, percentage (within 0.1 points), nominal total
-and share count match, firms' names match and its total matches; it is parsed with the capital
+against them: right when every shareholder's kind, percentage (within 0.1 points), nominal total,
+share count and running numbers match, an organisation's firm, seat and register (court or
+authority, type, number) match, and its total matches; it is parsed with the capital
 of its SI document, as the pipeline does. A list without such values (lists held back) is read
 and its status and timing printed. ``--generated`` scans are drawn over every layout (several
 share ranges per holder and foreign companies among them), rendered and degraded as scans (image
 PDF or bilevel TIFF, some turned), and judged against their truth: right when every
 shareholder's kind, nominal total, percentage, shares (numbers, amounts, row percentages),
-birth date, register number and country, and a firm's name match, and the total matches.
+birth date, seat, register (court, type, number) and country, and a firm's name match, and the
+total matches.
 ``kind_check_failures`` counts the lists the kind check sent to review. Text-layer throughput
 is measured on generated lists. Times are wall-clock (OCR
 runs in Tesseract processes, pages in parallel on the cores the process may use, as in
@@ -47,7 +49,17 @@ CAPITAL = Decimal("25000")
 LIST_SUFFIXES = {".pdf", ".tif", ".tiff", ".png", ".jpg", ".jpeg"}
 SCAN_FORMS = ("scan_pdf", "tiff")
 # What a generated list must read exactly; a person's name may pick up a speck and is not judged.
-EXACT_FIELDS = {"kind", "birth_date", "register_number", "register_country", "nominal_total", "percentage"}
+EXACT_FIELDS = {
+    "kind",
+    "birth_date",
+    "seat",
+    "register_court",
+    "register_type",
+    "register_number",
+    "register_country",
+    "nominal_total",
+    "percentage",
+}
 
 
 def _log(message: str) -> None:

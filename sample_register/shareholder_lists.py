@@ -68,6 +68,8 @@ FOREIGN_FORMS = {
     "AT": (("GmbH",), ("Wien", "Graz", "Linz")),
 }
 
+COUNTRY_NAMES = {"FR": "Frankreich", "NL": "Niederlande", "GB": "United Kingdom", "AT": "Österreich"}
+
 
 @dataclass(frozen=True)
 class Wording:
@@ -484,11 +486,13 @@ def _draw_organisation(rng: random.Random, fake: Faker) -> Shareholder:
 
 def _draw_foreign_organisation(rng: random.Random, fake: Faker) -> Shareholder:
     country = rng.choice(sorted(FOREIGN_FORMS))
-    forms, seats = FOREIGN_FORMS[country]
-    seat = rng.choice(seats)
+    forms, towns = FOREIGN_FORMS[country]
+    town = rng.choice(towns)
+    # The seat as the cell prints it: with its country, but for Luxembourg's own city.
+    seat = town if country == "LU" else f"{town}, {COUNTRY_NAMES[country]}"
     digits = "".join(rng.choice("0123456789") for _ in range(8))
     court, number = {
-        "FR": (f"Greffe du Tribunal de Commerce de {seat}", f"8{digits}"),
+        "FR": (f"Greffe du Tribunal de Commerce de {town}", f"8{digits}"),
         "NL": ("Kamer van Koophandel", digits),
         "GB": ("Companies House", f"0{digits[:7]}"),
         "LU": ("R.C.S. Luxemburg", f"B{digits[:6]}"),
@@ -509,23 +513,25 @@ def _draw_foreign_organisation(rng: random.Random, fake: Faker) -> Shareholder:
 def _foreign_description(holder: Shareholder) -> list[str]:
     """A foreign company's cell as German notaries write it: its register in the words of its country."""
     number = holder.register_number or ""
+    seat = holder.seat or ""
+    town = seat.partition(",")[0]
     return {
         "FR": [
             f"Handelsregister: {holder.register_court},",
-            f"Registrierungsnummer: {number[:3]} {number[3:6]} {number[6:]} R.C.S. {holder.seat},",
-            f"Sitz: {holder.seat}, Frankreich",
+            f"Registrierungsnummer: {number[:3]} {number[3:6]} {number[6:]} R.C.S. {town},",
+            f"Sitz: {seat}",
         ],
-        "NL": [f"Sitz: {holder.seat}, Niederlande,", "Kamer van Koophandel,", f"KvK-nummer {number}"],
+        "NL": [f"Sitz: {seat},", "Kamer van Koophandel,", f"KvK-nummer {number}"],
         "GB": [
             "registered with Companies House",
             f"under Company No. {number},",
-            f"seat: {holder.seat}, United Kingdom",
+            f"seat: {seat}",
         ],
-        "LU": [f"mit dem Sitz in {holder.seat},", "eingetragen im R.C.S. Luxemburg", f"unter B {number[1:]}"],
+        "LU": [f"mit dem Sitz in {seat},", "eingetragen im R.C.S. Luxemburg", f"unter B {number[1:]}"],
         "AT": [
-            f"Sitz: {holder.seat}, Österreich,",
+            f"Sitz: {seat},",
             f"Firmenbuch FN {number[2:-1]} {number[-1]},",
-            f"Handelsgericht {holder.seat}",
+            f"Handelsgericht {town}",
         ],
     }[holder.register_country or ""]
 

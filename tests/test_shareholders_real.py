@@ -24,7 +24,9 @@ pytestmark = pytest.mark.slow
 EXPECTED_DIR = Path(__file__).parent / "data" / "real_shareholder_lists"
 EXPECTED = sorted(EXPECTED_DIR.glob("*.json"))
 # Lists this reader does not read right yet; strict, so a list read right must leave this set.
-NOT_YET_RIGHT: set[str] = set()
+# HRB_9421: OCR reads nothing of the speckled heading "Sitz", so the seat column is not known as one
+# and the seat "Breda, Niederlande" is not read (the list needs review for it).
+NOT_YET_RIGHT: set[str] = {"HRB_9421"}
 
 
 @cache

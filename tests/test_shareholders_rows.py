@@ -106,7 +106,7 @@ def test_an_old_list_numbered_by_entry_with_an_unlabelled_sum_and_no_percentages
 
 def test_a_list_that_misses_the_capital_needs_review():
     checked = extract_shareholders(
-        table(RULED, [["1", "Muster Holding GmbH", "25.000,00", "100 %", "100 %", ""]]),
+        table(RULED, [["1", "Muster Holding GmbH, Bonn", "25.000,00", "100 %", "100 %", ""]]),
         capital=Decimal("50000"),
         method="rules",
     )
@@ -238,7 +238,7 @@ def test_a_holder_of_several_ranges_with_intermediate_sums_and_totals():
         [("14626", "19813", Decimal("20.75")), ("23189", "25000", Decimal("7.25"))],
     ]
     french = checked.shareholders[0]
-    assert (french.name, french.seat) == ("Lumière Distribution SAS", "Lyon")
+    assert (french.name, french.seat) == ("Lumière Distribution SAS", "Lyon, Frankreich")
     assert (french.register_court, french.register_number, french.register_country, french.register_type) == (
         "Greffe du Tribunal de Commerce de Lyon",
         "812345678",

@@ -201,11 +201,17 @@ def _organisation(name: str, **fields) -> Shareholder:
     [
         (_holder("A 1", "100", "100.0"), True),  # a birth date
         (_holder("A 1", "100", "100.0").model_copy(update={"birth_date": None, "residence": "Köln"}), True),
-        (_organisation("Muster Holding GmbH", register_type="HRB", register_number="1234"), True),  # a legal form
+        (
+            _organisation(
+                "Muster Holding GmbH", seat="Bonn", register_court="Bonn", register_type="HRB", register_number="1234"
+            ),
+            True,
+        ),  # a legal form
         (_organisation("Muster", seat="Bonn"), True),
         (
             _organisation(
                 "Muster",
+                seat="Lyon, Frankreich",
                 register_court="Greffe du Tribunal de Commerce de Lyon",
                 register_number="812345678",
                 register_country="FR",
@@ -309,6 +315,7 @@ def test_running_numbers_must_run_from_one_without_a_gap(holders, missing):
         ({"register_court": "München", "register_type": "HRB", "register_number": "12345 Bx"}, False),
         ({"register_court": "Greffe du Tribunal de Commerce de Lyon", "register_number": "81234567"}, False),
         ({"register_court": "München", "register_number": "12345", "register_country": "DE"}, False),  # no type
+        ({"register_type": "HRB", "register_number": "12345"}, False),  # a German number without its court
     ],
 )
 def test_a_register_must_be_read_whole(register, passes):
@@ -317,6 +324,18 @@ def test_a_register_must_be_read_whole(register, passes):
     holder = _organisation("Muster Holding GmbH", seat="München", **register)
 
     assert _statuses(_list(holder), Decimal(100))["registers_well_formed"] == ("passed" if passes else "failed")
+
+
+@pytest.mark.parametrize(("seat", "passes"), [("München", True), ("Cork, Irland", True), (None, False)])
+def test_an_organisation_needs_its_seat(seat, passes):
+    holder = _organisation(
+        "Muster Holding GmbH", seat=seat, register_court="München", register_type="HRB", register_number="12345"
+    )
+
+    validation = validate(_list(holder), Decimal(100))
+
+    assert _statuses(_list(holder), Decimal(100))["seats_read"] == ("passed" if passes else "failed")
+    assert validation.status == ("verified" if passes else "needs_review")
 
 
 def test_a_share_row_without_its_percentage_is_a_cell_not_read():

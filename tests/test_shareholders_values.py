@@ -101,6 +101,71 @@ def test_firm_seat_and_register():
 
 
 @pytest.mark.parametrize(
+    ("text", "court", "register_type", "number"),
+    [
+        # the court on a line of its own after the number
+        (
+            "Muster GmbH mit dem Sitz in Bruchhausen-Vilsen HRB 206723 – Amtsgericht Walsrode",
+            "Walsrode",
+            "HRB",
+            "206723",
+        ),
+        ("Muster GmbH & Co. KG, AG Walsrode HRA 203278", "Walsrode", "HRA", "203278"),
+        (
+            "Muster GmbH & Co. KG mit Sitz in München, eingetragen im Handelsregister des Amtsgerichts München "
+            "unter HRA 102655",
+            "München",
+            "HRA",
+            "102655",
+        ),
+        ("Muster GmbH, Sitz Bonn, HRB 1234 (AG Bonn)", "Bonn", "HRB", "1234"),
+    ],
+)
+def test_a_german_register_with_its_court_before_or_after_the_number(text, court, register_type, number):
+    register = register_of(text)
+
+    assert (register["register_court"], register["register_type"], register["register_number"]) == (
+        court,
+        register_type,
+        number,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "seat_column", "seat"),
+    [
+        ("Muster GmbH (AG Bremen HRB 12343)", "28237 Bremen", "Bremen"),
+        (
+            "Muster GmbH & Co. KG, AG Walsrode HRA 203278",
+            "Alte Drift 1, 27305 Bruchhausen-Vilsen",
+            "Bruchhausen-Vilsen",
+        ),
+        ("Muster B.V.", "4817ZH Breda/ Niederlande", "Breda, Niederlande"),
+        ("Muster GmbH", "Bremen", "Bremen"),
+        ("Muster Limited mit Sitz in Cork, Irland, eingetragen im Companies Registration Office", "", "Cork, Irland"),
+        ("Muster S.à r.l. mit Sitz in Luxemburg / with seat in Luxembourg", "", "Luxemburg"),
+        ("Muster gGmbH, Bremen mit einer Stammeinlage von", "", "Bremen"),
+        ("Muster e.V., Bremen (Amtsgericht Bremen VR 1234)", "", "Bremen"),
+        ("Muster GmbH, Alte Drift 1", "", None),
+    ],
+)
+def test_a_seat_in_the_cell_or_its_own_column(text, seat_column, seat):
+    assert seat_of(text, seat_column) == seat
+
+
+def test_a_foreign_register_number_after_the_word_nummer():
+    text = "Muster S. à r. l. mit dem Sitz in Luxemburg, eingetragen im RCS Luxemburg unter der Nummer B 180022"
+
+    register = register_of(text)
+
+    assert (register["register_court"], register["register_number"], register["register_country"]) == (
+        "RCS Luxemburg",
+        "B180022",
+        "LU",
+    )
+
+
+@pytest.mark.parametrize(
     ("text", "number", "country"),
     [
         ("Reinhardt Verwaltungs GmbH, Sitz: Düsseldorf, Amtsgericht Düsseldorf, HRB.167012", "167012", "DE"),

@@ -52,7 +52,7 @@ _LABELLED_REGISTER = re.compile(
 )
 _REGISTER_NUMBER = re.compile(
     r"(?:Registrierungsnummer|Registernummer|Registernr\.?|Register\s+No\.?|Registration\s+(?:No\.?|number)|"
-    r"Company\s+(?:No\.?|number)|KvK(?:-nummer)?|(?:unter\s+der\s+)?HR-?Nummer|Nr\.|No\.|number|unter|under)\s*[:.]?\s*"
+    r"Company\s+(?:No\.?|number)|KvK(?:-nummer)?|(?:unter\s+der\s+)?(?:HR-?)?Nummer|Nr\.|No\.|number|unter|under)\s*[:.]?\s*"
     r"(?P<number>(?:[A-Z]{1,3}\s?)?\d[\d .\-/]*\d(?:\s?(?-i:[a-z])(?![\w]))?|\d)"
     r"|(?P<fn>FN\s?\d+\s?[a-z])(?![\w])|(?P<che>CHE-?\d{3}\.\d{3}\.\d{3})"
     r"|R\.?\s?C\.?\s?S\.?\s+[A-ZÄÖÜ][\w\-]+\s+(?P<rcs_after>(?:[A-Z]\s?)?\d[\d ]*\d)"
@@ -90,16 +90,31 @@ FIRM_END = re.compile(
     r"Kamer\s+van\s+Koophandel|KvK|Firmenbuch|FN\s?\d|CHE-?\d|Greffe|Registro|Company\s+No)",
     re.I,
 )
+# A German court's name: "Walsrode", "Frankfurt am Main", "Charlottenburg (Berlin)".
+_COURT = r"[A-ZÄÖÜ][\w\-]+(?:\s+(?:am|an\s+der|in|im|a\.\s?M\.|\([\w\s]+\))(?:\s+[A-ZÄÖÜ][\w\-]+)?)?"
+_COURT_WORD = r"(?:(?:Handelsregister\s+des\s+)?Amtsgerichts?|AG|Registergericht|Local\s+Court(?:\s+of)?)"
 REGISTER = re.compile(
-    r"(?:(?:Amtsgericht|AG|Registergericht|Local\s+Court(?:\s+of)?)\s+(?P<court>[A-ZÄÖÜ][\w\-]+(?:\s+(?:am|an\s+der|in|im|a\.\s?M\.|\([\w\s]+\))(?:\s+[A-ZÄÖÜ][\w\-]+)?)?)"
+    rf"(?:{_COURT_WORD}\s+(?P<court>{_COURT})"
     r"[\s,\u2013\u2014-]*(?:unter\s+)?)?"
     r"(?P<type>HRA|HRB|VR|GnR|PR)\s*[.:]?\s*(?P<number>\d[\d.]*(?:\s+[A-Z]{1,2}\b)?)"
+)
+# A court named after the number: "HRB 206723 – Amtsgericht Walsrode", "HRB 1234 (AG Bonn)".
+_COURT_AFTER = re.compile(rf"[\s,;\u2013\u2014-]*\(?\s*{_COURT_WORD}\s+(?P<court>{_COURT})")
+# A place: "Bremen", "Frankfurt am Main", "Neustadt (Orla)", not a court or register in brackets.
+_PLACE = (
+    r"[A-ZÄÖÜ][\w\-]+(?:\s+(?:am|an\s+der|in|im|a\.\s?M\.|bei)\s+[A-ZÄÖÜ][\w\-]+|"
+    r"\s+\((?!(?:Amtsgericht|AG|Registergericht)\b)[^\W\d_][^\d()]*\))?"
 )
 SEAT = re.compile(
     r"(?:mit\s+(?:dem\s+)?Sitz\s+(?:in\s+)?|Sitz:?\s+(?:in\s+)?|with\s+(?:its\s+)?(?:registered\s+)?(?:seat|office)\s+(?:in\s+)?|"
     r"(?:registered\s+)?(?:seat|office):?\s+(?:in\s+)?)"
-    r"(?P<place>[A-ZÄÖÜ][\w\-]+(?:\s+(?:am|an\s+der|in|im|a\.\s?M\.|bei)\s+[A-ZÄÖÜ][\w\-]+|\s+\([\w\s]+\))?)"
+    rf"(?P<place>{_PLACE})"
 )
+# A place after its postal code, as a seat column or an address prints it: "28237 Bremen",
+# "D-80331 München", the Dutch "4817ZH Breda".
+_POSTAL_PLACE = re.compile(rf"(?<![\w.])(?:[A-Z]{{1,2}}-\s?)?(?:\d{{4}}\s?[A-Z]{{2}}|\d{{4,5}})\s+(?P<place>{_PLACE})")
+# A seat column that prints the place alone, before any country: "Bremen", "Breda, Niederlande".
+_BARE_PLACE = re.compile(rf"\s*(?P<place>{_PLACE})\s*(?:[,/]|$)")
 # OCR's readings of the Luxembourg "S.à r.l." (German models know no "à"): "S.ä r.l.", "S.a rr.l.",
 # "S.a r.." (the thin "l" lost), "S.a r.I.".
 _SARL = re.compile(r"\bS\.\s?[àaäá]\s?r{1,2}\s?\.\s?[lI1|]?\s?\.", re.IGNORECASE)
@@ -143,13 +158,20 @@ def firm_name(text: str) -> str:
     return head.strip(" ,;/")
 
 
-def seat_of(text: str) -> str | None:
-    match = SEAT.search(text)
-    if match:
-        return match.group("place")
-    after_comma = re.search(r",\s*(?P<place>[A-ZÄÖÜ][\w\-]+)\s*(?:\(|$|,)", text)
-    place = after_comma.group("place") if after_comma else None
-    return None if place and _COUNTRY.fullmatch(place) else place
+def seat_of(text: str, seat_column: str = "") -> str | None:
+    """An organisation's seat: named as its seat in the cell ("mit dem Sitz in …"), else the place
+    its seat column prints (after any street and postal code), else a place after a comma and
+    before a bracket, a comma or lower-case words; with the
+    country printed after it ("Cork, Irland")."""
+    match = SEAT.search(text) or _POSTAL_PLACE.search(seat_column) or _BARE_PLACE.match(seat_column)
+    if match is None:
+        # "Beispiel gGmbH, Bremen (…", "…, Bremen, mit einer Stammeinlage von"
+        match = re.search(rf",\s*(?P<place>{_PLACE})(?:\s*(?:\(|$|,)|\s+(?=[a-zäöü]))", text)
+        if match is None or _COUNTRY.fullmatch(match.group("place")):
+            return None
+    separator = re.compile(r"\s*[,/]\s*").match(match.string, match.end("place"))
+    country = _COUNTRY.match(match.string, separator.end()) if separator else None
+    return f"{match.group('place')}, {country.group(0)}" if country else match.group("place")
 
 
 def country_in(text: str) -> str | None:
@@ -163,8 +185,9 @@ def register_of(text: str) -> dict:
     number and country (named in the cell, else the one its authority implies)."""
     match = REGISTER.search(text)
     if match:
+        court_after = _COURT_AFTER.match(text, match.end())
         return {
-            "register_court": match.group("court"),
+            "register_court": match.group("court") or (court_after.group("court") if court_after else None),
             "register_type": match.group("type"),
             "register_number": re.sub(r"\.", "", match.group("number")).strip(),
             "register_country": "DE",

@@ -52,6 +52,7 @@ class _Holder:
     stated_percentage: Decimal | None = None
     below_one: bool = False
     changes: list[str] = field(default_factory=list)
+    seat_column: list[str] = field(default_factory=list)  # what a "Wohnort / Sitz" column prints beside it
 
 
 _SumKind = Literal["subtotal", "total", "either"]
@@ -100,6 +101,9 @@ def extract(table: Table | None) -> ExtractedList:
         if holder is None:
             holder = _Holder(text=holder_text, page=row.lines[0].page)
             holders.append(holder)
+        seat = row.text(by_role[Role.DETAIL])
+        if seat:
+            holder.seat_column.append(seat)
         sums = _Sums(list_so_far=running_sum, holder_so_far=_nominal(holder))
         reading = _read_row(row, by_role, sums, list_number.group(1) if list_number else None)
         if reading is None:
@@ -466,7 +470,8 @@ def _shareholder(holder: _Holder) -> Shareholder:
     }
     text = holder.text
     if is_organisation(text):
-        return Shareholder(kind="organisation", name=firm_name(text), seat=seat_of(text), **register_of(text), **common)
+        seat = seat_of(text, ", ".join(holder.seat_column))
+        return Shareholder(kind="organisation", name=firm_name(text), seat=seat, **register_of(text), **common)
     birth, match = birth_date_in(text)
     head = text[: match.start()] if match else text
     head = re.sub(r"\b(?:geb\.?|geboren|born)(?:\s+(?:am|on))?\s*$", "", head.strip(" ,;")).strip(" ,;")

@@ -53,7 +53,9 @@ class StatedShareholder(_Strict):
     last_name: str | None = None
     birth_date: date | None = None
     residence: str | None = Field(None, description="Place of residence of a person.")
-    seat: str | None = Field(None, description="Seat of an organisation.")
+    seat: str | None = Field(
+        None, description='Seat of an organisation, with the country the list names beside it, e.g. "Cork, Irland".'
+    )
     register_court: str | None = Field(
         None,
         description='Register court of an organisation, e.g. "München"; for a foreign register its court or '

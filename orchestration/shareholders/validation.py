@@ -48,6 +48,7 @@ def validate(extracted: ExtractedList, capital: Decimal | None = None) -> Valida
             _share_percentages_match_nominal(extracted, capital),
             _kinds_match(extracted),
             _registers_well_formed(extracted),
+            _seats_read(extracted),
             _amounts_confirmed(extracted, capital),
             _read_confidently(extracted),
         ]
@@ -312,9 +313,26 @@ def _registers_well_formed(extracted: ExtractedList) -> Check:
                 )
             elif country == "DE" and holder.register_type is None:
                 problems.append(f"the German register of shareholder {position} is read without its type (HRA, HRB, …)")
+            elif country == "DE" and holder.register_court is None:
+                # A German register number says nothing without its court.
+                problems.append(f"the German register of shareholder {position} is read without its court")
     if problems:
         return _failed(name, problems)
     return _passed(name, "each organisation's register is read whole")
+
+
+def _seats_read(extracted: ExtractedList) -> Check:
+    """Every organisation's seat is read: a list names a firm with its seat (GmbHG §40), so one
+    without is a seat printed where the reader did not find it."""
+    name = "seats_read"
+    problems = [
+        f"the seat of shareholder {position} is not read"
+        for position, holder in enumerate(extracted.shareholders, 1)
+        if holder.kind == "organisation" and not holder.seat
+    ]
+    if problems:
+        return _failed(name, problems)
+    return _passed(name, "each organisation's seat is read")
 
 
 def holder_kinds(holder: Shareholder) -> set[str]:
