@@ -203,7 +203,9 @@ def test_upgrading_from_an_earlier_revision_with_rows_in_every_table_loses_nothi
                 shared = [
                     column for column in columns if column in newest_columns and (schema, table, column) not in computed
                 ]
-                if not shared:
+                # The revision's own migrations wrote its configuration rows; a job type or failure
+                # class a later revision adds is not one that revision's columns can hold.
+                if not shared or (schema, table) in CONFIGURATION_KEYS:
                     continue
                 names = ", ".join(f'"{column}"' for column in shared)
                 values = ", ".join(f":p{i}" for i in range(len(shared)))
