@@ -73,6 +73,8 @@ class SampleRegisterThread:
 
     def stop(self) -> None:
         self._server.should_exit = True
+        # An answer held back by a ``slow`` fault must not hold the stop until it is sent.
+        self._server.force_exit = True
         self._thread.join(timeout=10)
 
     def __enter__(self) -> SampleRegisterThread:
