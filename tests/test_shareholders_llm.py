@@ -1,18 +1,15 @@
 """Extraction by an LLM behind an OpenAI-compatible endpoint, against a local stand-in that speaks
-the chat-completions protocol with structured output (response_format json_schema, strict)."""
+the chat-completions protocol with structured output (``llm_helpers.FakeChatCompletions``)."""
 
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections.abc import Callable
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from llm_helpers import SERVER_ERROR, FakeChatCompletions, answer_reading, user_text
 from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.settings import LlmEndpoint
 from orchestration.shareholders.parse import extract_shareholders, parse_shareholder_list
@@ -23,91 +20,10 @@ from shareholder_tables import table
 CAPITAL = Decimal("25000")
 
 
-def _schema_problem(node, path: str = "$") -> str | None:
-    """What the real endpoint rejects in strict mode: objects without additionalProperties false or
-    with properties left out of required."""
-    if isinstance(node, dict):
-        if node.get("type") == "object" and "properties" in node:
-            if node.get("additionalProperties") is not False:
-                return f"{path}: 'additionalProperties' is required to be supplied and to be false"
-            missing = set(node["properties"]) - set(node.get("required", []))
-            if missing:
-                return f"{path}: 'required' is required to include every property; missing {sorted(missing)}"
-        for key, value in node.items():
-            if problem := _schema_problem(value, f"{path}.{key}"):
-                return problem
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            if problem := _schema_problem(value, f"{path}[{index}]"):
-                return problem
-    return None
-
-
-class FakeChatCompletions:
-    """POST /v1/chat/completions; ``answer`` turns the request into the assistant's JSON text, or
-    into an (HTTP status, body) pair for an error."""
-
-    def __init__(self, answer: Callable[[dict], str | tuple[int, dict]]) -> None:
-        self.answer = answer
-        self.requests: list[dict] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append(body)
-                status, payload = fake.respond(self.path, body)
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def respond(self, path: str, body: dict) -> tuple[int, dict]:
-        if path != "/v1/chat/completions":
-            return 404, {"error": {"message": f"Unknown path {path}", "type": "invalid_request_error"}}
-        response_format = body.get("response_format") or {}
-        json_schema = response_format.get("json_schema") or {}
-        if response_format.get("type") != "json_schema" or not json_schema.get("name") or "schema" not in json_schema:
-            return 400, {"error": {"message": "response_format must be a json_schema", "type": "invalid_request_error"}}
-        if json_schema.get("strict") and (problem := _schema_problem(json_schema["schema"])):
-            message = f"Invalid schema for response_format '{json_schema['name']}': {problem}"
-            return 400, {"error": {"message": message, "type": "invalid_request_error", "param": "response_format"}}
-        answer = self.answer(body)
-        if isinstance(answer, tuple):
-            return answer
-        return 200, {
-            "id": f"chatcmpl-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "logprobs": None,
-                    "message": {"role": "assistant", "content": answer, "refusal": None},
-                }
-            ],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 100, "total_tokens": 200},
-        }
-
-
 @pytest.fixture
 def endpoint():
-    fake = FakeChatCompletions(lambda body: "{}")
-    fake.thread.start()
-    yield fake
-    fake.server.shutdown()
-    fake.server.server_close()
+    with FakeChatCompletions(lambda body: "{}") as fake:
+        yield fake
 
 
 def _endpoint(url: str) -> LlmEndpoint:
@@ -132,27 +48,12 @@ READ_LIST = {"seed": 8, "company_name": "Muster GmbH", "capital": CAPITAL, "layo
 MODEL_ANSWER = Path(__file__).parent / "data" / "llm_answers" / "muster_gmbh_per_share_8.json"
 
 
-def _answer_reading(answer: dict) -> Callable[[dict], str]:
-    """A model that reads: it gives ``answer`` only if the list's names were sent to it."""
-
-    def respond(body: dict) -> str:
-        text = _user_text(body)
-        names = [holder.get("last_name") or holder["name"] for holder in answer["shareholders"]]
-        return json.dumps(answer) if all(name in text for name in names) else json.dumps({"shareholders": []})
-
-    return respond
-
-
-def _user_text(body: dict) -> str:
-    return body["messages"][-1]["content"]
-
-
 HEADINGS = ["Lfd. Nr.", "Gesellschafter", "Nennbetrag in EUR", "Beteiligung in %"]
 
 
 def test_llm_extraction_is_validated_by_the_same_model(endpoint):
     generated = generate_list(**READ_LIST)
-    endpoint.answer = _answer_reading(json.loads(MODEL_ANSWER.read_text()))
+    endpoint.answer = answer_reading(json.loads(MODEL_ANSWER.read_text()))
 
     result = parse_shareholder_list(generated.content, capital=CAPITAL, method="llm", llm=_endpoint(endpoint.url))
 
@@ -175,9 +76,9 @@ def test_llm_extraction_is_validated_by_the_same_model(endpoint):
     sent_schema = request["response_format"]["json_schema"]["schema"]
     assert not {"percentage_derived", "total_stated", "low_confidence_cells"} & _properties(sent_schema)
     assert set(sent_schema["properties"]) == {"shareholders", "total_nominal", "currency"}
-    sent = json.loads(_user_text(request))
+    sent = json.loads(user_text(request))
     assert sent["headings"] and len(sent["lines"]) == 6  # five shares and the sum: the cells, not the pages:
-    assert "Kemnath" not in _user_text(request) and "Geschäftsführer" not in _user_text(request)  # place, signature
+    assert "Kemnath" not in user_text(request) and "Geschäftsführer" not in user_text(request)  # place, signature
 
 
 def test_auto_asks_the_llm_only_when_the_rules_fail_a_check(endpoint):
@@ -209,7 +110,7 @@ def test_auto_asks_the_llm_only_when_the_rules_fail_a_check(endpoint):
                 "currency": "EUR",
             }
         )
-        if "Berger Holding" in _user_text(body)
+        if "Berger Holding" in user_text(body)
         else "{}"
     )
     llm = _endpoint(endpoint.url)
@@ -244,7 +145,7 @@ def test_an_answer_outside_the_model_is_a_parser_error(endpoint):
 
 
 def test_server_errors_are_transient(endpoint):
-    endpoint.answer = lambda body: (503, {"error": {"message": "overloaded", "type": "server_error"}})
+    endpoint.answer = lambda body: SERVER_ERROR
 
     with pytest.raises(JobError) as raised:
         extract_shareholders(SOME_TABLE, method="llm", llm=_endpoint(endpoint.url))
