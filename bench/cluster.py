@@ -14,8 +14,14 @@ Last line: one JSON object with cluster_1_worker_jobs_per_s, cluster_2_workers_j
 single_machine_jobs_per_s, ratio (cluster with one worker / single machine), workers_seen,
 store_read_ms_p50 and local_read_ms_p50.
 
+Each layout's daemon is given BENCH_WARM_UP_S (default 10) to make its first ticks before the
+clock starts, so that its start-up is not counted. A smoke run, which judges no figure, can leave
+it at 0, and with BENCH_CLUSTER_STARTS=1 start the cluster layout once instead of once per worker
+count: two workers first, then one after the second is stopped (warm from the first measurement).
+
     .venv/bin/python -m bench.cluster             # N=2000
     BENCH_JOBS=200 BENCH_BATCH=20 BENCH_READS=20 .venv/bin/python -m bench.cluster   # a quick check
+    BENCH_JOBS=40 BENCH_BATCH=20 BENCH_READS=5 BENCH_WARM_UP_S=0 BENCH_CLUSTER_STARTS=1 .venv/bin/python -m bench.cluster
 """
 
 from __future__ import annotations
@@ -35,10 +41,13 @@ from orchestration.db.engine import create_app_engine
 from orchestration.records.documents import DocumentStore
 from orchestration.records.object_store import open_object_store
 from orchestration.stacks import cluster, devstack
+from orchestration.stacks.devstack import stop_processes
 
 JOBS = int(os.environ.get("BENCH_JOBS", "2000"))
 READS = int(os.environ.get("BENCH_READS", "200"))
 BATCH = int(os.environ.get("BENCH_BATCH", "100"))
+WARM_UP_S = float(os.environ.get("BENCH_WARM_UP_S", "10"))
+ONE_START = os.environ.get("BENCH_CLUSTER_STARTS") == "1"
 SAMPLE_LIST = Path(__file__).resolve().parents[2] / "shared" / "samples" / "gesellschafterliste" / "HRB_70597.pdf"
 
 
@@ -75,11 +84,15 @@ def workers_seen(url: str) -> list[str]:
     return sorted(names)
 
 
-def through_cluster(workers: int, documents) -> tuple[float, list[str], float]:
-    """jobs/s with ``workers`` Celery workers, the workers that ran steps, and the S3 read p50 (ms)."""
-    data_dir = Path(tempfile.mkdtemp(prefix=f"hreg-bench-cluster-{workers}-"))
-    log(f"starting the cluster layout with {workers} worker(s)…")
-    running = cluster.start(data_dir, workers, "sample")
+def through_cluster(worker_counts: tuple[int, ...], documents) -> tuple[list[float], list[str], float]:
+    """jobs/s through one start of the cluster layout with each of ``worker_counts`` Celery workers
+    (from the most down: the workers beyond a count are stopped before it is measured; the
+    ``documents`` shared out equally), the workers that ran the first count's steps, and the S3
+    read p50 (ms)."""
+    per_count = len(documents) // len(worker_counts)
+    data_dir = Path(tempfile.mkdtemp(prefix=f"hreg-bench-cluster-{worker_counts[0]}-"))
+    log(f"starting the cluster layout with {worker_counts[0]} worker(s)…")
+    running = cluster.start(data_dir, worker_counts[0], "sample")
     try:
         url = running.env["HREG_DATABASE_URL"]
         engine = create_app_engine(url)
@@ -87,17 +100,21 @@ def through_cluster(workers: int, documents) -> tuple[float, list[str], float]:
         os.environ.update(running.env)  # boto3's AWS_* for the store of this process
         try:
             store = DocumentStore(running.env["HREG_DOCUMENT_STORE"])
-            time.sleep(10)  # the daemon's first ticks are start-up, not throughput
-            log(f"cluster, {workers} worker(s): {len(documents)} jobs…")
-            rate = jobs_per_s(engine, store, documents)
+            time.sleep(WARM_UP_S)  # the daemon's first ticks are start-up, not throughput
+            rates, seen = [], []
+            for index, workers in enumerate(worker_counts):
+                stop_processes({name: running.processes[name] for name in cluster.worker_names(running)[workers:]})
+                log(f"cluster, {workers} worker(s): {per_count} jobs…")
+                rates.append(jobs_per_s(engine, store, documents[index * per_count : (index + 1) * per_count]))
+                names = workers_seen(url)
+                seen = seen or names
+                log(f"cluster, {workers} worker(s): {rates[-1]:.1f} jobs/s, steps so far on {names}")
             read_ms = read_p50_ms(running.env["HREG_DOCUMENT_STORE"])
         finally:
             os.environ.clear()
             os.environ.update(saved)
             engine.dispose()
-        seen = workers_seen(url)
-        log(f"cluster, {workers} worker(s): {rate:.1f} jobs/s, steps on {seen}")
-        return rate, seen, read_ms
+        return rates, seen, read_ms
     finally:
         cluster.stop(running)
         shutil.rmtree(cluster.postgres_base(data_dir), ignore_errors=True)
@@ -110,7 +127,7 @@ def through_single_machine(documents) -> float:
     try:
         devstack.start_sample_register(stack, data_dir / "logs")
         devstack.start_dagster(stack, webserver=False, log_dir=data_dir / "logs")
-        time.sleep(10)
+        time.sleep(WARM_UP_S)
         log(f"single machine: {len(documents)} jobs…")
         rate = jobs_per_s(engine, DocumentStore(settings.documents_dir), documents)
     finally:
@@ -138,8 +155,11 @@ def main() -> None:
     os.environ.update({"HREG_BATCH_SIZES": json.dumps({"xml_parsing": BATCH}), "HREG_MAX_BATCHES_PER_RUN": "1"})
     log(f"generating {3 * JOBS} SI documents…")
     documents = cloned_documents(3 * JOBS)
-    one_worker, _, store_read_ms = through_cluster(1, documents[:JOBS])
-    two_workers, seen, _ = through_cluster(2, documents[JOBS : 2 * JOBS])
+    if ONE_START:
+        (two_workers, one_worker), seen, store_read_ms = through_cluster((2, 1), documents[: 2 * JOBS])
+    else:
+        (one_worker,), _, store_read_ms = through_cluster((1,), documents[:JOBS])
+        (two_workers,), seen, _ = through_cluster((2,), documents[JOBS : 2 * JOBS])
     single = through_single_machine(documents[2 * JOBS :])
     local_read_ms = read_p50_ms(Path(tempfile.mkdtemp(prefix="hreg-bench-local-")).as_uri())
     print(

@@ -10,7 +10,7 @@ import resource
 import socket
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -103,16 +103,20 @@ def iter_cloned_documents(
     *,
     max_bytes: int | None = None,
     spread_over_courts: bool = False,
+    among_courts: Collection[str] | None = None,
 ) -> Iterator[tuple[CompanyRecord, bytes]]:
     """``count`` SI documents of distinct companies: the samples with register numbers 100000 + i.
 
     Each template is written once per version with a placeholder number that every copy
     replaces: writing a document takes milliseconds, a replace microseconds. Templates whose
     documents exceed ``max_bytes`` are left out. The companies are filed at their sample's court,
-    or, with ``spread_over_courts``, at courts drawn by ``register_court_shares``.
+    or, with ``spread_over_courts``, at courts drawn by ``register_court_shares`` (from
+    ``among_courts`` only, when given).
     """
     courts = register_courts()
     shares = register_court_shares() if spread_over_courts else {}
+    if among_courts is not None:
+        shares = {court: share for court, share in shares.items() if court in among_courts}
     filed_at = random.Random(count).choices(list(shares), weights=list(shares.values()), k=count) if shares else []
     placeholders = [PLACEHOLDER_NUMBER.encode(), *(p.encode() for p in PLACEHOLDER_COURT)]
     written: list[tuple[CompanyRecord, dict[str, bytes]]] = []

@@ -13,8 +13,15 @@ Last line: one JSON object with dagster_jobs_per_s, plain_loop_jobs_per_s, ratio
 search_to_run_start_p50_s, search_to_run_start_p95_s, open_to_parsed_p50_s and
 open_to_parsed_p95_s.
 
+Before the throughput through Dagster, the daemon is given BENCH_WARM_UP_S (default 10) to come
+up and tick once, so that its start-up is not counted. A smoke run, which judges no figure, can
+leave it at 0, and with HREG_SEARCH_OPENS=none let the searches open none of their results
+themselves: the opens wait until no discovery run is in flight, those of a search's own opens
+included.
+
     .venv/bin/python -m bench.pipeline            # N=10000, 10 searches, 10 opens
     BENCH_JOBS=2000 BENCH_SEARCHES=5 BENCH_OPENS=5 .venv/bin/python -m bench.pipeline
+    BENCH_JOBS=40 BENCH_SEARCHES=1 BENCH_OPENS=1 BENCH_WARM_UP_S=0 HREG_SEARCH_OPENS=none .venv/bin/python -m bench.pipeline
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from sensors.jobs import IN_FLIGHT
 JOBS = int(os.environ.get("BENCH_JOBS", "10000"))
 SEARCHES = int(os.environ.get("BENCH_SEARCHES", "10"))
 OPENS = int(os.environ.get("BENCH_OPENS", "10"))
+WARM_UP_S = float(os.environ.get("BENCH_WARM_UP_S", "10"))
 
 
 def completed_jobs(engine: sa.Engine, entity_ids: list[str]) -> int:
@@ -120,7 +128,7 @@ def main() -> None:
         devstack.start_dagster(stack, webserver=False, log_dir=log_dir)
         instance = dg.DagsterInstance.from_config(str(stack.dagster_home))
         # Let the daemon come up and tick once, so that its start-up is not counted as throughput.
-        time.sleep(10)
+        time.sleep(WARM_UP_S)
 
         entity_ids = load_entities(engine, store, documents[JOBS:])
         log(f"dagster over {JOBS} jobs…")

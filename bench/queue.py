@@ -15,8 +15,11 @@ the raw claim is the work itself and how much is the way the project does it.
 Last line: one JSON object with project_jobs_per_s, raw_jobs_per_s and ratio, at batch 1000 with
 4 workers, and the floor's floor_jobs_per_s and floor_ratio.
 
+BENCH_BATCH_SIZES and BENCH_WORKER_COUNTS (comma-separated) choose the measurements, BENCH_JOBS
+their size; a smaller run must still measure batch 1000 with 4 workers, the last line's.
+
     .venv/bin/python -m bench.queue     # an embedded server in a temp dir unless HREG_DATABASE_URL is set
-    BENCH_JOBS=3000 BENCH_BATCH_SIZES=1000 .venv/bin/python -m bench.queue   # a check that it runs
+    BENCH_JOBS=1200 BENCH_BATCH_SIZES=1000 BENCH_WORKER_COUNTS=4 .venv/bin/python -m bench.queue   # a check that it runs
 """
 
 from __future__ import annotations
@@ -26,17 +29,19 @@ import multiprocessing
 import os
 import time
 import uuid
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing.managers import SyncManager
 
 import sqlalchemy as sa
 
 from bench.common import bench_database, load_stand_in_entities, log
 from orchestration.db.engine import create_app_engine
 from orchestration.runtime import queue
-from orchestration.runtime.processes import run_in_processes
+from orchestration.runtime.processes import reset_interrupt_signals
 
 # The batch sizes measured (BENCH_BATCH_SIZES, comma-separated; the last line's figures are of 1000).
 BATCH_SIZES = tuple(int(size) for size in os.environ.get("BENCH_BATCH_SIZES", "1,100,1000").split(","))
-WORKER_COUNTS = (1, 4)
+WORKER_COUNTS = tuple(int(count) for count in os.environ.get("BENCH_WORKER_COUNTS", "1,4").split(","))
 # Enough jobs that each of 4 workers claims several batches, few enough for a run of a few
 # minutes (one job per transaction is bound by the commit's fsync, not by the queue): 24,000 at
 # batch 1000 (BENCH_JOBS), a third of that at batch 100, a sixtieth at batch 1.
@@ -210,21 +215,42 @@ def prepare(engine: sa.Engine, kind: str, jobs: int) -> None:
         conn.execute(sa.text("VACUUM ANALYZE"))
 
 
-def measure(engine: sa.Engine, url: str, kind: str, batch_size: int, workers: int) -> float:
+class Workers:
+    """The worker processes and the barrier they start behind, spawned once for every measurement:
+    each spawned process imports this module anew, which takes longer than a small measurement.
+    The clock runs from the first claim, so which process works is no part of a figure."""
+
+    def __init__(self, processes: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.manager = SyncManager(ctx=context)
+        self.pool = ProcessPoolExecutor(processes, mp_context=context, initializer=reset_interrupt_signals)
+
+    def __enter__(self) -> Workers:
+        self.manager.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.pool.shutdown(cancel_futures=True)
+        self.manager.shutdown()
+
+    def run(self, url: str, kind: str, batch_size: int, workers: int) -> list[tuple[int, float, float]]:
+        """``work_until_empty`` in ``workers`` processes at once (each waits for all at the barrier,
+        so no process takes two), within 600 s; a process that never reaches the barrier breaks
+        it for the others within 120 s."""
+        start = self.manager.Barrier(workers, timeout=120)
+        # Worker ids as Dagster runs claim: their run ids.
+        futures = [
+            self.pool.submit(work_until_empty, url, kind, batch_size, str(uuid.uuid4()), start) for _ in range(workers)
+        ]
+        deadline = time.monotonic() + 600
+        return [future.result(timeout=max(0.0, deadline - time.monotonic())) for future in futures]
+
+
+def measure(engine: sa.Engine, url: str, workers_pool: Workers, kind: str, batch_size: int, workers: int) -> float:
     """Jobs per second claimed and completed by ``workers`` processes in batches of ``batch_size``."""
     jobs = JOBS_PER_BATCH_SIZE[batch_size]
     prepare(engine, kind, jobs)
-    with multiprocessing.get_context("spawn").Manager() as manager:
-        start = manager.Barrier(workers)
-        results = run_in_processes(
-            work_until_empty,
-            [
-                # Worker ids as Dagster runs claim: their run ids.
-                (url, kind, batch_size, str(uuid.uuid4()), start)
-                for _ in range(workers)
-            ],
-            timeout_s=600,
-        )
+    results = workers_pool.run(url, kind, batch_size, workers)
     done = sum(count for count, _, _ in results)
     if done != jobs:
         raise RuntimeError(f"{kind}: {done} of {jobs} jobs were claimed and completed")
@@ -237,14 +263,18 @@ def main() -> None:
     url_text = url.render_as_string(hide_password=False)
     engine = create_app_engine(url)
     rows = []
-    for batch_size in BATCH_SIZES:
-        for workers in WORKER_COUNTS:
-            rates = {kind: measure(engine, url_text, kind, batch_size, workers) for kind in CLAIM_AND_COMPLETE}
-            log(
-                f"batch {batch_size:>4}, {workers} workers: "
-                + ", ".join(f"{kind} {rate:>9,.0f} jobs/s" for kind, rate in rates.items())
-            )
-            rows.append((batch_size, workers, JOBS_PER_BATCH_SIZE[batch_size], rates))
+    with Workers(max(WORKER_COUNTS)) as workers_pool:
+        for batch_size in BATCH_SIZES:
+            for workers in WORKER_COUNTS:
+                rates = {
+                    kind: measure(engine, url_text, workers_pool, kind, batch_size, workers)
+                    for kind in CLAIM_AND_COMPLETE
+                }
+                log(
+                    f"batch {batch_size:>4}, {workers} workers: "
+                    + ", ".join(f"{kind} {rate:>9,.0f} jobs/s" for kind, rate in rates.items())
+                )
+                rows.append((batch_size, workers, JOBS_PER_BATCH_SIZE[batch_size], rates))
     engine.dispose()
 
     print(
