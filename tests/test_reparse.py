@@ -235,7 +235,11 @@ def test_the_same_reparse_asked_twice_is_queued_once_and_finished_work_can_run_a
         assert (job.status, job.previous_job_id, str(job.requested_by)) == ("queued", completed[entity_id].id, USER)
 
 
-@pytest.mark.parametrize("requested_by, reason", [(None, "unit of field DIM confirmed"), (USER, None), (USER, "  ")])
+@pytest.mark.parametrize(
+    "requested_by, reason",
+    [(None, "unit of field DIM confirmed"), (USER, None), (USER, "  ")],
+    ids=["no requester", "no reason", "a blank reason"],
+)
 def test_the_database_refuses_a_manual_reparse_without_requester_and_reason(engine, parsed, requested_by, reason):
     with pytest.raises(sa.exc.IntegrityError, match="processing_jobs_manual_has_requester"), engine.begin() as conn:
         enqueue_reparse(
