@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-exec .venv/bin/python -m pytest "$@"
+# One worker process per core, at most four, each taking whole test files (a module's stack is started
+# once); `-n 0` runs everything in this process.
+exec .venv/bin/python -m pytest -n auto --maxprocesses 4 --dist loadfile "$@"
