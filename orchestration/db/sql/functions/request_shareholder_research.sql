@@ -6,28 +6,13 @@ RETURNS uuid
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, processing, content, pg_temp
 AS $$
-DECLARE
-    job_id uuid;
 BEGIN
     UPDATE content.entities SET shareholder_research_status = 'requested', updated_at = now()
      WHERE id = p_entity_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'entity % does not exist', p_entity_id USING ERRCODE = 'no_data_found';
     END IF;
-    INSERT INTO processing.processing_jobs (type, status, entity_id, trigger, requested_by, reason, priority)
-    VALUES ('shareholder_download', 'queued', p_entity_id,
-            CASE WHEN p_requested_by IS NULL THEN 'automatic' ELSE 'manual' END,
-            p_requested_by,
-            CASE WHEN p_requested_by IS NULL THEN NULL ELSE 'shareholder research requested' END,
-            p_priority)
-    ON CONFLICT (work_key) WHERE status IN ('queued', 'running') DO NOTHING
-    RETURNING id INTO job_id;
-    IF job_id IS NULL THEN  -- already queued or running: hand back the active job
-        SELECT id INTO job_id FROM processing.processing_jobs
-         WHERE work_key = processing.job_work_key('shareholder_download', NULL, p_entity_id, NULL, NULL)
-           AND status IN ('queued', 'running');
-    END IF;
-    RETURN job_id;
+    RETURN processing.request_entity_job('shareholder_download', p_entity_id, p_requested_by, 'shareholder research requested', p_priority);
 END
 $$;
 
