@@ -15,8 +15,9 @@ register), its code location bench.soak_location. Each simulated day:
 - the day ends once its work is done (every job finished, its runs and backfill too), and then
   the retentions run and the day's figures are read.
 
-The day is kept light so that 60 of them fit in an afternoon on 2 shared cores (a plain day
-takes 10 to 25 s, a backfill day about a minute): one of each person's request, not many; a
+The day is kept light so that 60 of them fit in an afternoon on 2 shared cores (on a quiet
+machine a plain day takes about 16 s at the median and a backfill day under a minute; twice
+that while other work loads the cores): one of each person's request, not many; a
 shareholder list with a text layer, as a scan's OCR takes half a minute of CPU (bench.shareholders
 measures that); the job sensors tick at every look of the daemon (bench.soak_location), and the
 day looks whether its work is done every WORK_POLL_S. What a day holds is the same kinds of work
@@ -58,7 +59,7 @@ end, and searches, opens and requests that did not end, completed or failed), fa
 (failed jobs by failure class, the archive's too), max_retrievals_in_any_hour, runs_deleted,
 day_seconds_median, backfills and per_day (the daily figures).
 
-    .venv/bin/python -m bench.soak --retention-days 7   # 60 simulated days, 25-30 minutes
+    .venv/bin/python -m bench.soak --retention-days 7   # 60 simulated days, half an hour to an hour
     .venv/bin/python -m bench.soak --days 1             # the smoke run: under a minute
 """
 
