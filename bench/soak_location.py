@@ -5,7 +5,8 @@ A week's parser change in the soak writes a new version there: every run's proce
 module afresh, the webserver's code server once the location is reloaded, and the daemon's once
 it refreshes its workspace (every minute), so the change is deployed without restarting the
 daemon or the webserver, whose memory the soak follows. The parser's output is unchanged; only
-its version differs, which is what makes every court stale until the backfill.
+its version differs, which is what makes every court stale until the backfill. The job sensors
+tick at every look of the daemon, so that a simulated day is short (with_quick_sensors).
 """
 
 import dataclasses
