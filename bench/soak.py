@@ -3,39 +3,64 @@
 The stack is `hreg dev`'s (embedded PostgreSQL, the Dagster daemon and webserver, the sample
 register), its code location bench.soak_location. Each simulated day:
 
-- people search (each search opens its first results), open companies found earlier and
-  request the shareholders of parsed companies, the SEARCHES/OPENS/SHAREHOLDER_REQUESTS of a day;
+- one person searches (one word that finds 1 to 20 companies; the search opens its first
+  result, HREG_SEARCH_OPENS=first:1), one opens a company an earlier search found, and one
+  requests the shareholders of a parsed company whose current list has a text layer
+  (SEARCHES, OPENS, SHAREHOLDER_REQUESTS = 1, 1, 1): about five retrievals from the register,
+  two companies parsed, one list downloaded and read, four to six runs;
 - the announcements poll runs (register_announcements_job, launched as its daily schedule does);
 - every seventh day a parser change is deployed (a new parser version: `hreg db upgrade`'s job
   type sync, then the code location reloaded, bench.soak_location) and the backfill of every
   court launched through the webserver, as the UI's button does;
-- the day ends once its work is done (every job finished, its runs and backfill too).
+- the day ends once its work is done (every job finished, its runs and backfill too), and then
+  the retentions run and the day's figures are read.
+
+The day is kept light so that 60 of them fit in an afternoon on 2 shared cores (on a quiet
+machine a plain day takes about 16 s at the median and a backfill day under a minute; twice
+that while other work loads the cores): one of each person's request, not many; a
+shareholder list with a text layer, as a scan's OCR takes half a minute of CPU (bench.shareholders
+measures that); the job sensors tick at every look of the daemon (bench.soak_location), and the
+day looks whether its work is done every WORK_POLL_S. What a day holds is the same kinds of work
+as a busy one, so what grows with days grows here too; only less of it a day.
 
 The clocks. The portal's budget runs SCALE times faster (as tests/test_cluster_pgbouncer.py runs
 it): the live burst of 5 and the live 55 tokens an hour, refilled SCALE times faster, so one
 portal hour is 3600/SCALE real seconds, and the sample register's log of every retrieval gives
 the most retrievals in any such window. A simulated day lasts as long as its work. The cutoffs
-of the two retentions follow the simulated days: at the end of day d, Dagster's retention
+of the retentions follow the simulated days: at the end of day d, Dagster's retention
 (orchestration.assembly.dagster_retention.delete_old_runs, what dagster_retention_sensor runs) is
-run with the moment simulated day d + 1 - HREG_DAGSTER_RETENTION_DAYS began as its cutoff, and
-our job archive (what job_archive_sensor runs) with the day d + 1 - HREG_JOB_ARCHIVE_AFTER_DAYS.
-The sensors run too, by the real clock, so within the soak they find nothing that old. Dagster's
-tick retention is by the real clock only: skipped ticks live a real day, longer than a soak.
+run with the moment simulated day d + 1 - HREG_DAGSTER_RETENTION_DAYS began as its cutoff,
+Dagster's tick retention (the purge its daemon does after each tick, with the `retention:`
+settings we write) with each tick status's days counted the same way, and our job archive (what
+job_archive_sensor runs) with the day d + 1 - HREG_JOB_ARCHIVE_AFTER_DAYS. The sensors and the
+daemon's own purge run too, by the real clock, so within the soak they find nothing that old.
+`--retention-days 7` lets retention act from day 8 of a 60-day soak; the default is the
+product's 30 days.
 
-Per day one line: the databases' sizes, the rows of their largest tables, the resident memory of
-the daemon, the webserver and the code servers (each location server's processes, summed), the
-PostgreSQL connections (the most seen while the day ran) and how long the day took.
+Memory. Per day, at the same point (after the retentions and the figures of the databases), the
+resident memory of the daemon, the webserver, and the code server each of them serves from: the
+newest `dagster api grpc` process each started, once it is CODE_SERVER_SETTLE_S old (a younger one
+may not have loaded the code yet). The daemon starts a new code server every minute (its
+workspace refresh) and the webserver one on each reload of a parser-change day; the replaced one
+lives on until its heartbeat times out, so summing the processes counted two servers during a
+swap. The runs a code server starts as its children are not its memory and are not counted.
+rss_growth_ratio compares like with like: for each of the four, the RSS at the end of the last
+day without a backfill over that at the end of the first day (which has none), and takes the
+largest; rss_growth_by_process gives each.
+
+Per day one line: the databases' sizes, the rows of their largest tables, the four RSS figures,
+the PostgreSQL connections (the most seen while the day ran) and how long the day took.
 
 Last line: one JSON object with days, dagster_db_bytes_first_retention_day (the Dagster
 database's size at the end of the first day retention deleted runs), dagster_db_bytes_last_day,
-app_db_bytes_last_day, rss_growth_ratio (the largest of the three processes' last-day RSS over
-their first-day RSS), max_connections, jobs_lost (jobs not finished once the last day's work had
-time to end, and searches, opens and requests that did not end, completed or failed),
-failed_by_class (failed jobs by failure class, the archive's too), max_retrievals_in_any_hour,
-runs_deleted, day_seconds_median, backfills and per_day (the daily figures).
+app_db_bytes_last_day, rss_growth_ratio, rss_growth_by_process and rss_days_compared (see
+Memory), max_connections, jobs_lost (jobs not finished once the last day's work had time to
+end, and searches, opens and requests that did not end, completed or failed), failed_by_class
+(failed jobs by failure class, the archive's too), max_retrievals_in_any_hour, runs_deleted,
+day_seconds_median, backfills and per_day (the daily figures).
 
-    .venv/bin/python -m bench.soak               # 60 simulated days
-    .venv/bin/python -m bench.soak --days 2      # a smoke run: a minute or two
+    .venv/bin/python -m bench.soak --retention-days 7   # 60 simulated days, half an hour to an hour
+    .venv/bin/python -m bench.soak --days 1             # the smoke run: under a minute
 """
 
 from __future__ import annotations
@@ -70,14 +95,20 @@ from orchestration.stacks import devstack
 from orchestration.webserver.backfills import backfill_status, launch_backfill, webserver_graphql
 from orchestration.xjustiz import PARSER_VERSION
 from resources.dagster_retention import DagsterRetentionResource
-from sample_register.corpus import load_corpus
+from sample_register.corpus import Corpus, load_corpus
+from sample_register.documents import current_list_form
 
 SCALE = 60  # portal seconds per real second, as bench.budget
 LIVE_PER_HOUR, LIVE_BURST = 60, 5
-SEARCHES, OPENS, SHAREHOLDER_REQUESTS = 3, 2, 1
-SEARCH_OPENS = 2
+SEARCHES, OPENS, SHAREHOLDER_REQUESTS = 1, 1, 1
+SEARCH_OPENS = 1
+# Companies a day's shareholder request is drawn from, of which it takes one whose list has a text layer.
+REQUEST_CANDIDATES = 50
 BACKFILL_EVERY_DAYS = 7
 DAY_TIMEOUT_S = 1200
+WORK_POLL_S = 0.5  # how often the day looks whether its work is done
+# A code server younger than this may still be loading the code: its memory is read once it is this old.
+CODE_SERVER_SETTLE_S = 15
 LOCATION = "handelsregister"
 LOCATION_MODULE = "bench.soak_location"
 # Tables whose rows the daily line shows, besides the largest of each database.
@@ -126,7 +157,7 @@ TO_OPEN = sa.text("""
     SELECT id::text FROM content.entities WHERE processing_status = 'discovered' ORDER BY random() LIMIT :n
 """)
 TO_REQUEST = sa.text("""
-    SELECT id::text FROM content.entities
+    SELECT id::text, court_code, register_type, register_number FROM content.entities
      WHERE processing_status = 'parsed' AND shareholder_research_status = 'none' ORDER BY random() LIMIT :n
 """)
 FAILED_BY_CLASS = sa.text("""
@@ -142,9 +173,8 @@ LARGEST = sa.text("""
 CONNECTIONS = sa.text("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
 
 
-def search_words(seed: int = 2026) -> list[str]:
+def search_words(corpus: Corpus, seed: int = 2026) -> list[str]:
     """One-word searches of the sample register that each find between one and twenty companies."""
-    corpus = load_corpus()
     words = sorted({w for c in corpus.companies for w in c.words if w.isalpha() and len(w) >= 4})
     random.Random(seed).shuffle(words)
     return [w for w in words[:2000] if 1 <= len(corpus.search(w, SearchMode.ALL)) <= 20]
@@ -169,15 +199,30 @@ def rss_bytes(pid: int) -> int:
     return next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS:")), 0)
 
 
+def stat_fields(pid: int) -> list[str]:
+    """The fields of /proc/``pid``/stat after the command name (state is the first); [] once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def children(pid: int) -> list[int]:
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(stat.parent.name))
-        except (OSError, IndexError, ValueError):
-            continue
+        fields = stat_fields(int(stat.parent.name))
+        if fields and int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
     return found
+
+
+def age_s(pid: int) -> float:
+    """Seconds since ``pid`` started (its start time in clock ticks after boot)."""
+    fields = stat_fields(pid)
+    if not fields:
+        return 0.0
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    return uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")
 
 
 def code_server_pids(parent: int) -> list[int]:
@@ -191,6 +236,19 @@ def code_server_pids(parent: int) -> list[int]:
         if b"grpc" in cmdline:
             pids.append(pid)
     return pids
+
+
+def serving_code_server(parent: int) -> int | None:
+    """The code server ``parent`` serves the workspace from: the newest it started, once that is
+    CODE_SERVER_SETTLE_S old. An older one may still be there: the daemon starts a new code server
+    every minute (its workspace refresh) and the webserver one on each reload, and the one replaced
+    lives on until its heartbeat times out; it is not the one serving."""
+    pids = code_server_pids(parent)
+    if not pids:
+        return None
+    newest = min(pids, key=age_s)
+    time.sleep(max(0.0, CODE_SERVER_SETTLE_S - age_s(newest)))
+    return newest
 
 
 @dataclass
@@ -225,7 +283,8 @@ class Soak:
     engine: sa.Engine = field(init=False)
     dagster_engine: sa.Engine = field(init=False)
     instance: dg.DagsterInstance = field(init=False)
-    words: list[str] = field(default_factory=search_words)
+    corpus: Corpus = field(default_factory=load_corpus)
+    words: list[str] = field(init=False)
     day_started_at: list[datetime] = field(default_factory=list)
     searches: list[str] = field(default_factory=list)
     opened: list[str] = field(default_factory=list)
@@ -238,6 +297,7 @@ class Soak:
         self.engine = create_app_engine(self.stack.app_url)
         self.dagster_engine = sa.create_engine(self.stack.dagster_url, poolclass=sa.pool.NullPool)
         self.instance = dg.DagsterInstance.from_config(str(self.stack.dagster_home))
+        self.words = search_words(self.corpus)
 
     def graphql(self, query: str, variables: dict | None = None) -> dict:
         return webserver_graphql(self.stack.webserver_url, query, variables)
@@ -259,9 +319,22 @@ class Soak:
             for entity_id in conn.execute(TO_OPEN, {"n": OPENS}).scalars():
                 conn.execute(sa.text("SELECT processing.open_entity(CAST(:e AS uuid))"), {"e": entity_id})
                 self.opened.append(entity_id)
-            for entity_id in conn.execute(TO_REQUEST, {"n": SHAREHOLDER_REQUESTS}).scalars():
+            for entity_id in self.text_layer_lists(conn.execute(TO_REQUEST, {"n": REQUEST_CANDIDATES}))[
+                :SHAREHOLDER_REQUESTS
+            ]:
                 companies.request_shareholder_research(conn, entity_id, str(uuid.uuid4()), "interactive")
                 self.requested.append(entity_id)
+
+    def text_layer_lists(self, candidates: sa.CursorResult) -> list[str]:
+        """The candidates whose current shareholder list the sample register serves with a text layer.
+        A scan's OCR takes half a minute of this machine's CPU, which bench.shareholders measures;
+        here it would only make the days long."""
+        return [
+            row.id
+            for row in candidates
+            if (company := self.corpus.get(row.court_code, row.register_type, row.register_number))
+            and current_list_form(company) == "text_pdf"
+        ]
 
     def announcements_poll(self) -> str:
         launched = self.graphql(
@@ -316,7 +389,7 @@ class Soak:
         while time.monotonic() < deadline:
             if self.work_done(run_id, backfill_id):
                 return True
-            time.sleep(1)
+            time.sleep(WORK_POLL_S)
         log(f"the day's work did not end within {DAY_TIMEOUT_S}s; it goes on into the next day")
         return False
 
@@ -338,6 +411,7 @@ class Soak:
                 self.retention_cursor = done.resume_after
                 if done.reached_end:
                     break
+        self.purge_ticks(day)
         archive_before = self.cutoff(day, self.settings.job_archive_after_days)
         if archive_before is not None:
             archived = queue.archive_all_completed(
@@ -347,6 +421,17 @@ class Soak:
                 max_batches=1000,
             )
         return deleted, archived
+
+    def purge_ticks(self, day: int) -> None:
+        """Dagster's retention of ticks (what its daemon does after each tick, by the real clock),
+        with each status's cutoff on the simulated calendar instead."""
+        for state in self.instance.all_instigator_state():
+            for status, keep_days in self.instance.get_tick_retention_settings(state.instigator_type).items():
+                before = self.cutoff(day, keep_days)
+                if before is not None:
+                    self.instance.purge_ticks(
+                        state.instigator_origin_id, state.selector_id, before.timestamp(), [status]
+                    )
 
     # -- figures
 
@@ -361,14 +446,17 @@ class Soak:
         return dagster_bytes, app_bytes, largest, connections
 
     def rss_mb(self) -> dict[str, float]:
+        """Resident memory of the daemon, the webserver and the code server each serves from: that
+        server's process alone, not the runs it starts as its children (multiprocessing), which
+        end with their runs, and not the server it replaced, which lingers until its heartbeat
+        times out."""
         daemon = self.stack.processes["dagster-daemon"].pid
         webserver = self.stack.processes["dagster-webserver"].pid
-        servers = code_server_pids(daemon) + code_server_pids(webserver)
-        return {
-            "daemon": rss_bytes(daemon) / 2**20,
-            "webserver": rss_bytes(webserver) / 2**20,
-            "code servers": sum(map(rss_bytes, servers)) / 2**20,
-        }
+        measured = {"daemon": rss_bytes(daemon), "webserver": rss_bytes(webserver)}
+        for name, parent in (("daemon code server", daemon), ("webserver code server", webserver)):
+            server = serving_code_server(parent)
+            measured[name] = rss_bytes(server) if server else 0
+        return {name: rss / 2**20 for name, rss in measured.items()}
 
     def day(self, day: int) -> Day:
         started = time.monotonic()
@@ -413,6 +501,15 @@ class Soak:
         answer = httpx.get(self.stack.settings.register_base_url + "/_sample/retrievals", timeout=60)
         answer.raise_for_status()
         return sorted(moment for moment, _kind in answer.json())
+
+
+def rss_growth_by_process(days: list[Day]) -> tuple[Day, Day, dict[str, float]]:
+    """Each process's RSS at the end of the last day without a backfill over its RSS at the end of
+    the first day (which has none): the same point of the same kind of day, so that a backfill's
+    runs and the code server a parser deploy reloads are not what is compared."""
+    plain = [d for d in days if not d.backfill]
+    first, last = plain[0], plain[-1]
+    return first, last, {name: last.rss_mb[name] / first.rss_mb[name] for name in first.rss_mb if first.rss_mb[name]}
 
 
 def write_workspace(data_dir: Path) -> Path:
@@ -469,8 +566,8 @@ def main() -> None:
         devstack.stop(stack)
 
     first_retention = next((d for d in days if d.runs_deleted), None)
-    first, last = days[0], days[-1]
-    rss_growth = max(last.rss_mb[name] / first.rss_mb[name] for name in first.rss_mb if first.rss_mb[name])
+    last = days[-1]
+    rss_first, rss_last, rss_growth = rss_growth_by_process(days)
     print(
         json.dumps(
             {
@@ -479,7 +576,9 @@ def main() -> None:
                 "first_retention_day": first_retention and first_retention.day,
                 "dagster_db_bytes_last_day": last.dagster_db_bytes,
                 "app_db_bytes_last_day": last.app_db_bytes,
-                "rss_growth_ratio": round(rss_growth, 3),
+                "rss_growth_ratio": round(max(rss_growth.values()), 3),
+                "rss_growth_by_process": {name: round(ratio, 3) for name, ratio in rss_growth.items()},
+                "rss_days_compared": [rss_first.day, rss_last.day],
                 "max_connections": max(d.connections for d in days),
                 "jobs_lost": jobs_lost,
                 "failed_by_class": failed_by_class,

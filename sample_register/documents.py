@@ -26,7 +26,7 @@ from reportlab.pdfgen.canvas import Canvas
 
 from sample_register.company import Company
 from sample_register.generated import company_record
-from sample_register.shareholder_lists import generate_list
+from sample_register.shareholder_lists import drawn_form, generate_list
 from sample_register.si_writer import write_si
 
 ROOT_LABEL = "Dokumente zum Rechtsträger"
@@ -127,6 +127,13 @@ def filings(company: Company, added: tuple[Filing, ...] = ()) -> list[Filing]:
             )
             day += timedelta(days=rng.randint(200, 2500))
     return sorted([*out, *added], key=lambda f: f.filed)
+
+
+def current_list_form(company: Company) -> str | None:
+    """The form (text_pdf, scan_pdf, tiff) of the shareholder list ``company`` files as its current
+    one (the newest, as ``document_tree`` shows it under the root); None when it files none."""
+    lists = [f for f in filings(company) if f.shareholder_list]
+    return drawn_form(lists[-1].seed) if lists else None
 
 
 @lru_cache(maxsize=512)

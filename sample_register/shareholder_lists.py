@@ -179,6 +179,17 @@ class _Document:
     columns: dict[str, tuple[float, str]] = field(default_factory=dict)
 
 
+def _layout_and_form(rng: random.Random, layout: str | None, form: str | None) -> tuple[str, str]:
+    """The layout and form of a list, each drawn from ``rng`` unless given: a list's first draws."""
+    return layout or rng.choice(LAYOUTS), form or rng.choice(FORMS)
+
+
+def drawn_form(seed: int) -> str:
+    """The form ``generate_list(seed, ...)`` gives a list when it is given no layout and no form,
+    known without typesetting or scanning it."""
+    return _layout_and_form(random.Random(seed), None, None)[1]
+
+
 def generate_list(
     seed: int,
     *,
@@ -191,8 +202,7 @@ def generate_list(
 ) -> GeneratedList:
     """A shareholder list of ``company_name`` over ``capital``, the same for the same arguments."""
     rng = random.Random(seed)
-    layout = layout or rng.choice(LAYOUTS)
-    form = form or rng.choice(FORMS)
+    layout, form = _layout_and_form(rng, layout, form)
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; one of {', '.join(LAYOUTS)}")
     if form not in (*FORMS, POOR_TEXT_LAYER):

@@ -1,15 +1,21 @@
 """bench.soak runs: one simulated day on the real stack, and its last line holds the figures the
-soak reports (docs/benchmarks.md)."""
+soak reports (docs/benchmarks.md); the lists its shareholder requests are drawn by are the lists
+the sample register serves."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pdfplumber
 import pytest
+
+from sample_register.corpus import load_corpus
+from sample_register.documents import current_list_form, filings, original_document
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -47,3 +53,20 @@ def test_a_simulated_day_prints_its_figures_and_the_summary():
     assert summary["jobs_lost"] == 0
     assert summary["max_retrievals_in_any_hour"] > 0
     assert summary["dagster_db_bytes_last_day"] > 0 and summary["app_db_bytes_last_day"] > 0
+
+
+def test_the_form_a_soak_request_is_drawn_by_is_the_form_the_register_serves():
+    # bench.soak requests the shareholders of companies whose current list has a text layer.
+    companies = [c for c in load_corpus().companies if c.seed is not None and current_list_form(c)][:9]
+    served = {}
+    for company in companies:
+        current = [f for f in filings(company) if f.shareholder_list][-1]
+        content, media_type, _extension = original_document(company, current)
+        if media_type == "image/tiff":
+            served[company.name] = "tiff"
+            continue
+        with pdfplumber.open(io.BytesIO(content)) as pdf:
+            text = "".join(page.extract_text() or "" for page in pdf.pages)
+        served[company.name] = "text_pdf" if text.strip() else "scan_pdf"
+    assert {company.name: current_list_form(company) for company in companies} == served
+    assert set(served.values()) == {"text_pdf", "scan_pdf", "tiff"}
