@@ -5,7 +5,8 @@ a tag's value (what is stored in the event log and on runs), a function's parame
 method's parameters. An upgrade of Dagster that moves, renames or reshapes one fails here, naming
 it. The expected values are read from Dagster 1.13.27's source
 (dagster/_core/definitions/data_version.py, dagster/_core/storage/tags.py,
-dagster/_core/event_api.py, dagster/_daemon/controller.py, dagster_postgres/).
+dagster/_core/event_api.py, dagster/_core/storage/event_log/schema.py, dagster/_daemon/controller.py,
+dagster_postgres/).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import inspect
 from pathlib import Path
 
 import dagster as dg
+import sqlalchemy as sa
 
 # Read, not imported, where the pins are checked: a moved symbol fails that module's import at
 # the first one, and the check names them all.
@@ -41,6 +43,10 @@ PINNED_VALUES = {
 # Module -> class -> the keyword arguments the project builds one with, which it keeps as fields.
 PINNED_CLASSES = {
     "dagster._core.event_api": {"PartitionKeyFilter": {"key": "Berlin"}},
+}
+# Module -> Dagster's table -> (its name in the database, the columns the project deletes by).
+PINNED_TABLES = {
+    "dagster._core.storage.event_log.schema": {"AssetCheckExecutionsTable": ("asset_check_executions", ["run_id"])},
 }
 # Module -> function -> (its parameters, what it returns for the documents asset).
 DOCUMENTS = dg.AssetKey("raw_si_documents")
@@ -77,6 +83,10 @@ PINNED_METHODS = {
         "has_secondary_index_table": [],
         "has_built_index": ["migration_name"],
     },
+}
+# The storage methods the project calls, by their parameters after self.
+CALLED_METHODS = {
+    "dagster_postgres.event_log.PostgresEventLogStorage": {"index_connection": []},
 }
 # What each storage is built with, from the instance config (dagster_internals.FromInstanceConfig).
 STORAGE_PARAMETERS = ["postgres_url", "should_autocreate_tables", "inst_data", "token_provider"]
@@ -152,6 +162,16 @@ def moved_classes() -> list[str]:
     return moved
 
 
+def moved_tables() -> list[str]:
+    moved = []
+    for module, tables in PINNED_TABLES.items():
+        for name, (table_name, columns) in tables.items():
+            table = look_up(f"{module}.{name}")
+            if not isinstance(table, sa.Table) or table.name != table_name or not set(columns) <= set(table.c.keys()):
+                moved.append(f"{module}.{name}: missing, renamed or without {columns}")
+    return moved
+
+
 def moved_methods() -> list[str]:
     moved = []
     for storage, methods in PINNED_METHODS.items():
@@ -166,11 +186,16 @@ def moved_methods() -> list[str]:
             method = getattr(storage_class, name, MISSING)
             if not callable(method) or parameters(method, skip_self=True) != expected_parameters:
                 moved.append(f"{storage}.{name}: missing or parameters changed")
+    for storage, methods in CALLED_METHODS.items():
+        for name, expected_parameters in methods.items():
+            method = look_up(f"{storage}.{name}")
+            if not callable(method) or parameters(method, skip_self=True) != expected_parameters:
+                moved.append(f"{storage}.{name}: missing or parameters changed")
     return moved
 
 
 def test_the_pinned_internals_of_dagster_are_where_and_as_the_project_expects_them():
-    assert moved_values() + moved_functions() + moved_classes() + moved_methods() == []
+    assert moved_values() + moved_functions() + moved_classes() + moved_tables() + moved_methods() == []
 
 
 def private_imports() -> dict[str, set[str]]:
@@ -184,7 +209,7 @@ def private_imports() -> dict[str, set[str]]:
 
 def test_every_internal_the_project_takes_is_pinned():
     pinned: dict[str, set[str]] = {}
-    for table in (PINNED_VALUES, PINNED_FUNCTIONS, PINNED_CLASSES):
+    for table in (PINNED_VALUES, PINNED_FUNCTIONS, PINNED_CLASSES, PINNED_TABLES):
         for module, names in table.items():
             pinned.setdefault(module, set()).update(names)
     assert private_imports() == pinned

@@ -1,7 +1,8 @@
 """Retention of Dagster's storage against a real instance on PostgreSQL, asked through the real
 dagster-webserver's GraphQL API: old finished runs are deleted with their events, and the runs the
-UI still reads stay, so that staleness per court, the partitions page and each court's latest
-materialization are the same afterwards.
+UI still reads stay, so that staleness per court, the partitions page, each court's latest
+materialization and each check's latest execution are the same afterwards; the asset check
+executions of the runs deleted go with them.
 
 The instance holds runs of company_records over four courts, executed in process on the stack's
 instance: Munich parsed by an old parser version and then by the current one, Berlin by the old
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import dagster as dg
 import pytest
+import sqlalchemy as sa
 from dagster._core.definitions.run_request import InstigatorType
 from dagster._core.scheduler.instigation import TickStatus
 
@@ -22,6 +24,7 @@ from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
 from orchestration.assembly.dagster_retention import delete_old_runs
 from orchestration.db.engine import create_app_engine
 from orchestration.definitions import build_definitions, build_resources
+from orchestration.jobs.checks import COMPANY_RECORD_CHECKS
 from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records.documents import DocumentStore
 from orchestration.settings import Settings
@@ -44,6 +47,7 @@ query Courts($path: [String!]!, $partitions: [String!]) {
     staleStatusByPartition(partitions: $partitions)
     staleCausesByPartition(partitions: $partitions) { category reason }
     partitionStats { numMaterialized numFailed numMaterializing }
+    assetChecksOrError { ... on AssetChecks { checks { name executionForLatestMaterialization { runId status } } } }
   }
   assetOrError(assetKey: {path: $path}) { ... on Asset {
     assetMaterializations(partitions: $partitions) { partition runId }
@@ -138,8 +142,8 @@ def runs(stack) -> dict[str, str]:
 
 
 def court_view(stack: devstack.Stack) -> dict:
-    """What the asset's pages show of the courts: stale status and causes, partition counts, and
-    the run of each court's latest materialization."""
+    """What the asset's pages show of the courts: stale status and causes, partition counts, the
+    run of each court's latest materialization, and each check's latest execution."""
     data = graphql(stack, COURT_VIEW, path=COMPANY_RECORDS_PATH, partitions=COURTS)
     (node,) = data["assetNodes"]
     latest: dict[str, str] = {}
@@ -150,7 +154,21 @@ def court_view(stack: devstack.Stack) -> dict:
         "causes": dict(zip(COURTS, node["staleCausesByPartition"], strict=True)),
         "partitions": node["partitionStats"],
         "latest_run": latest,
+        "checks": {
+            check["name"]: check["executionForLatestMaterialization"] for check in node["assetChecksOrError"]["checks"]
+        },
     }
+
+
+def check_executions_by_run(stack: devstack.Stack) -> dict[str, int]:
+    """The rows of Dagster's asset_check_executions table, counted by run."""
+    engine = sa.create_engine(stack.dagster_url, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(sa.text("SELECT run_id, count(*) FROM asset_check_executions GROUP BY run_id"))
+            return {run_id: count for run_id, count in rows}
+    finally:
+        engine.dispose()
 
 
 def runs_shown(stack: devstack.Stack) -> dict[str, str]:
@@ -187,6 +205,13 @@ def test_old_runs_nothing_reads_are_deleted_with_their_events_and_the_ui_shows_t
     }
     shown = runs_shown(stack)
     assert set(shown) == set(runs.values())
+    # company_records has two checks, over the asset as a whole: each run that started planned
+    # both, each that succeeded evaluated both, and the last one's pass is the one the UI shows.
+    assert before["checks"] == {
+        check.name: {"runId": runs["backfilled"], "status": "SUCCEEDED"} for check in COMPANY_RECORD_CHECKS
+    }
+    checked = check_executions_by_run(stack)
+    assert checked == {run_id: 2 for name, run_id in runs.items() if name != "queued"}
     assert (shown[runs["queued"]], shown[runs["hamburg"]]) == ("QUEUED", "FAILURE")
 
     # With the default retention every run is young: the sensor deletes none.
@@ -223,6 +248,9 @@ def test_old_runs_nothing_reads_are_deleted_with_their_events_and_the_ui_shows_t
         assert graphql(stack, RUN, runId=run_id)["runOrError"]["__typename"] == "RunNotFoundError"
         assert instance.get_records_for_run(run_id).records == []
     assert instance.get_records_for_run(runs["of_backfill"]).records  # kept with its events
+    # The check executions of the runs deleted went with them (Dagster's delete_run leaves them);
+    # every kept run's stayed.
+    assert check_executions_by_run(stack) == {run_id: n for run_id, n in checked.items() if run_id not in gone}
 
     assert court_view(stack) == before
 

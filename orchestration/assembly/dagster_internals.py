@@ -40,6 +40,15 @@ from dagster._core.definitions.data_version import (
 # Would go with that filter exported or a partition argument on the instance's method. None known.
 from dagster._core.event_api import PartitionKeyFilter
 
+# The asset check executions of runs that retention deletes. DagsterInstance.delete_run deletes a
+# run and its events (SqlEventLogStorage.delete_events: the event log and the asset event tags),
+# not its rows in the event log storage's asset_check_executions table, which only wiping the
+# asset deletes; no public API deletes them by run, so each deleted run that checked an asset left
+# rows behind and the table grew without bound. The table is Dagster's (event_log/schema.py),
+# written through the storage's index connection, as here. Would go with delete_run deleting them
+# (dagster-io/dagster#18341, "handle deleted asset check runs", open).
+from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable
+
 # The tags of a backfill's runs: which backfill a run belongs to and which partitions it works,
 # read off the other runs of a backfill so that a run done with its own courts helps theirs. Their
 # values are documented ("dagster/backfill" in the run tag concurrency guide), the constants are
@@ -73,6 +82,7 @@ __all__ = [
     "backfill_id_of_run",
     "data_version_of",
     "data_version_tags",
+    "delete_check_executions_of_runs",
     "latest_check_run_ids",
     "partition_keys_of_run",
     "provenance_tags",
@@ -134,6 +144,19 @@ def latest_check_run_ids(
         check_keys, partition_filter=partition_filter
     )
     return {key: execution.run_id for key, execution in latest.items()}
+
+
+def delete_check_executions_of_runs(instance: dg.DagsterInstance, run_ids: Sequence[str]) -> int:
+    """Delete the asset check executions of ``run_ids`` (runs about to be deleted) in one statement;
+    returns how many went."""
+    storage = instance.event_log_storage
+    if not isinstance(storage, PostgresEventLogStorage):
+        raise TypeError(f"asset check executions are deleted from PostgreSQL only, not {type(storage).__name__}")
+    if not run_ids:
+        return 0
+    executions = AssetCheckExecutionsTable
+    with storage.index_connection() as conn:
+        return conn.execute(executions.delete().where(executions.c.run_id.in_(run_ids))).rowcount
 
 
 # dagster-postgres's storages, with their schema checks answered from memory once true.

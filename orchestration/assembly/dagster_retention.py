@@ -1,8 +1,9 @@
 """Retention of Dagster's storage: finished runs older than a cutoff are deleted with their events.
 
 Open-source Dagster prunes only ticks (the instance's ``retention:`` settings); runs and their
-event logs stay until deleted (``DagsterInstance.delete_run``). A run is kept while what the UI
-shows still reads it:
+event logs stay until deleted (``DagsterInstance.delete_run``), and a run's asset check
+executions, which delete_run leaves, go with it (dagster_internals.delete_check_executions_of_runs).
+A run is kept while what the UI shows still reads it:
 
 - it is not finished (queued, starting, started, canceling);
 - it belongs to a backfill that is not finished (the backfill daemon reads its runs);
@@ -12,10 +13,10 @@ shows still reads it:
 - it failed or was canceled after planning an asset partition that has been neither materialized
   nor planned again since: the partitions page shows that partition failed from the run's plan.
 
-The calls this needs beyond Dagster's documented instance API, all read-only: the latest event
-per partition (``get_latest_storage_id_by_partition``, which Dagster's own partition status
-uses), the latest asset check execution per partition (dagster_internals.latest_check_run_ids),
-and a backfill by id.
+The calls this needs beyond Dagster's documented instance API: the latest event per partition
+(``get_latest_storage_id_by_partition``, which Dagster's own partition status uses), the latest
+asset check execution per partition (dagster_internals.latest_check_run_ids), a backfill by id,
+and the deletion of a run's asset check executions.
 """
 
 from __future__ import annotations
@@ -27,7 +28,11 @@ from datetime import datetime
 
 import dagster as dg
 
-from orchestration.assembly.dagster_internals import backfill_id_of_run, latest_check_run_ids
+from orchestration.assembly.dagster_internals import (
+    backfill_id_of_run,
+    delete_check_executions_of_runs,
+    latest_check_run_ids,
+)
 
 # Finished runs one look examines; a tick looks a bounded number of times.
 RETENTION_BATCH_SIZE = 100
@@ -74,6 +79,9 @@ def delete_old_runs(
     old = dg.RunsFilter(statuses=FINISHED_RUN_STATUSES, created_before=created_before)
     for _ in range(max_batches):
         records = instance.get_run_records(old, limit=batch_size, ascending=True, cursor=done.resume_after)
+        # A run deleted holds no latest event of any kind, so the runs of a batch are judged alike
+        # before or after the others of it go.
+        doomed: list[str] = []
         for record in records:
             run = record.dagster_run
             reason = _kept_because(instance, run, backfills)
@@ -82,8 +90,13 @@ def delete_old_runs(
                 # Dagster's cursor is a run that exists: the last one kept, not one deleted.
                 done.resume_after = run.run_id
             else:
-                instance.delete_run(run.run_id)
-                done.deleted.append(run.run_id)
+                doomed.append(run.run_id)
+        # delete_run leaves a run's asset check executions behind; they go first, so that a pass
+        # cut short leaves none whose run is gone (the run itself is found again next time).
+        delete_check_executions_of_runs(instance, doomed)
+        for run_id in doomed:
+            instance.delete_run(run_id)
+        done.deleted += doomed
         if len(records) < batch_size:
             done.resume_after, done.reached_end = None, True
             break
