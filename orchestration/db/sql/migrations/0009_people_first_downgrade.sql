@@ -7,6 +7,7 @@ DROP FUNCTION IF EXISTS processing.take_rate_limit_token(text, double precision,
                                                double precision, double precision);
 DROP FUNCTION IF EXISTS processing.open_entity(uuid, processing.job_priority, uuid, text, text);
 DROP FUNCTION IF EXISTS processing.request_shareholder_research(uuid, uuid, processing.job_priority);
+DROP FUNCTION IF EXISTS processing.request_entity_job(text, uuid, uuid, text, processing.job_priority);
 ALTER TABLE processing.rate_limits DROP COLUMN background_taken_at, DROP COLUMN background_owed_until;
 DROP INDEX processing.processing_jobs_due_idx;
 CREATE INDEX processing_jobs_due_idx ON processing.processing_jobs (type, next_attempt_at, id) WHERE status = 'queued';
