@@ -20,7 +20,8 @@ from contextlib import contextmanager
 
 import pytest
 import sqlalchemy as sa
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Locator, Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from orchestration.stacks import devstack
 from process_helpers import wait_until
@@ -40,6 +41,9 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Every step of the UI waits at most this long (a busy machine renders slowly), well inside the
 # 600 s a test has.
 UI_WAIT_MS = 120_000
+# The court list's filter: how long one try waits for it, and how often the list is opened again.
+FILTER_WAIT_MS = 15_000
+FILTER_ATTEMPTS = 4
 ONBOARDING_HEADING = "Join the Dagster community"
 CODE_CAUSE = {"category": "CODE", "reason": "has a new code version"}
 
@@ -133,6 +137,21 @@ def unsynced_courts(page: Page, tmp_path) -> list[str]:
     return unsynced
 
 
+def filter_court_list(court_list: Locator, search: Locator, court: str) -> None:
+    """Type ``court`` into the court list's filter, opening the list first. The list re-renders
+    its selection after each pick, and under load it may close then, as it may for a person: who
+    opens it again."""
+    for _ in range(FILTER_ATTEMPTS):
+        if not search.is_visible():
+            court_list.click()
+        try:
+            search.fill(court, timeout=FILTER_WAIT_MS)
+            return
+        except PlaywrightTimeoutError:
+            continue
+    search.fill(court, timeout=UI_WAIT_MS)
+
+
 def launch_backfill_of(page: Page, courts: list[str], tmp_path) -> str:
     """The "Materialize…" dialog: the focused court comes selected, the others are picked from its
     list; returns the id of the backfill it launched."""
@@ -147,12 +166,12 @@ def launch_backfill_of(page: Page, courts: list[str], tmp_path) -> str:
     dialog = page.get_by_role("dialog")
     assert_no_onboarding_dialog(page)
     (focused,) = [court for court in courts if dialog.get_by_text(court, exact=True).locator("visible=true").count()]
-    dialog.get_by_text(focused, exact=True).locator("visible=true").first.click()  # opens the court list
+    court_list = dialog.get_by_text(focused, exact=True).locator("visible=true").first
     search = page.get_by_placeholder("Filter partitions")
     for court in courts:
         if court == focused:
             continue
-        search.fill(court)
+        filter_court_list(court_list, search, court)
         item = page.get_by_role("menuitem").filter(has_text=court)
         item.click()
         expect(item.get_by_role("checkbox")).to_be_checked(timeout=UI_WAIT_MS)
