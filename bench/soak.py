@@ -53,7 +53,8 @@ the PostgreSQL connections (the most seen while the day ran) and how long the da
 
 Last line: one JSON object with days, dagster_db_bytes_first_retention_day (the Dagster
 database's size at the end of the first day retention deleted runs), dagster_db_bytes_last_day,
-app_db_bytes_last_day, rss_growth_ratio, rss_growth_by_process and rss_days_compared (see
+dagster_table_growth_bytes (what each of its tables grew by between those two days, indexes and
+TOAST included), app_db_bytes_last_day, rss_growth_ratio, rss_growth_by_process and rss_days_compared (see
 Memory), max_connections, jobs_lost (jobs not finished once the last day's work had time to
 end, and searches, opens and requests that did not end, completed or failed), failed_by_class
 (failed jobs by failure class, the archive's too), max_retrievals_in_any_hour, runs_deleted,
@@ -170,6 +171,11 @@ LARGEST = sa.text("""
     SELECT relname AS name, n_live_tup AS rows FROM pg_stat_user_tables
      ORDER BY pg_total_relation_size(relid) DESC LIMIT :n
 """)
+# Each table of the Dagster database by its size with indexes and TOAST, the largest first.
+TABLE_BYTES = sa.text("""
+    SELECT relname AS name, pg_total_relation_size(relid) AS bytes FROM pg_stat_user_tables
+     ORDER BY bytes DESC, name
+""")
 CONNECTIONS = sa.text("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
 
 
@@ -258,6 +264,7 @@ class Day:
     dagster_db_bytes: int
     app_db_bytes: int
     largest: dict[str, int]
+    dagster_table_bytes: dict[str, int]
     rss_mb: dict[str, float]
     connections: int
     runs_deleted: int
@@ -435,7 +442,7 @@ class Soak:
 
     # -- figures
 
-    def figures(self) -> tuple[int, int, dict[str, int], int]:
+    def figures(self) -> tuple[int, int, dict[str, int], dict[str, int], int]:
         with self.engine.connect() as conn:
             app_bytes = conn.execute(sa.text("SELECT pg_database_size(current_database())")).scalar_one()
             largest = {f"app.{row.name}": row.rows for row in conn.execute(LARGEST, {"n": LARGEST_TABLES})}
@@ -443,7 +450,8 @@ class Soak:
         with self.dagster_engine.connect() as conn:
             dagster_bytes = conn.execute(sa.text("SELECT pg_database_size(current_database())")).scalar_one()
             largest |= {f"dagster.{row.name}": row.rows for row in conn.execute(LARGEST, {"n": LARGEST_TABLES})}
-        return dagster_bytes, app_bytes, largest, connections
+            table_bytes = {row.name: row.bytes for row in conn.execute(TABLE_BYTES)}
+        return dagster_bytes, app_bytes, largest, table_bytes, connections
 
     def rss_mb(self) -> dict[str, float]:
         """Resident memory of the daemon, the webserver and the code server each serves from: that
@@ -474,7 +482,7 @@ class Soak:
             conn.execute(sa.text("ANALYZE"))  # the rows the line shows are the statistics'
         with self.dagster_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.execute(sa.text("ANALYZE"))
-        dagster_bytes, app_bytes, largest, connections = self.figures()
+        dagster_bytes, app_bytes, largest, table_bytes, connections = self.figures()
         self.max_connections = max(self.max_connections, connections)
         return Day(
             day=day + 1,
@@ -482,6 +490,7 @@ class Soak:
             dagster_db_bytes=dagster_bytes,
             app_db_bytes=app_bytes,
             largest=largest,
+            dagster_table_bytes=table_bytes,
             rss_mb=self.rss_mb(),
             connections=self.max_connections,
             runs_deleted=deleted,
@@ -501,6 +510,19 @@ class Soak:
         answer = httpx.get(self.stack.settings.register_base_url + "/_sample/retrievals", timeout=60)
         answer.raise_for_status()
         return sorted(moment for moment, _kind in answer.json())
+
+
+def table_growth(first: Day | None, last: Day) -> dict[str, int]:
+    """How much each table of the Dagster database grew from ``first`` to ``last`` (bytes with
+    indexes and TOAST), the ones that grew most first, for the tables that changed."""
+    if first is None:
+        return {}
+    grown = {
+        name: size - first.dagster_table_bytes.get(name, 0)
+        for name, size in last.dagster_table_bytes.items()
+        if size != first.dagster_table_bytes.get(name, 0)
+    }
+    return dict(sorted(grown.items(), key=lambda item: -item[1]))
 
 
 def rss_growth_by_process(days: list[Day]) -> tuple[Day, Day, dict[str, float]]:
@@ -575,6 +597,7 @@ def main() -> None:
                 "dagster_db_bytes_first_retention_day": first_retention and first_retention.dagster_db_bytes,
                 "first_retention_day": first_retention and first_retention.day,
                 "dagster_db_bytes_last_day": last.dagster_db_bytes,
+                "dagster_table_growth_bytes": table_growth(first_retention, last),
                 "app_db_bytes_last_day": last.app_db_bytes,
                 "rss_growth_ratio": round(max(rss_growth.values()), 3),
                 "rss_growth_by_process": {name: round(ratio, 3) for name, ratio in rss_growth.items()},
