@@ -437,6 +437,59 @@ def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves
     assert "F1103 {'parser_error': 1}" in failure.step_failure_data.error.message
 
 
+def test_a_company_another_worker_finishes_while_a_run_queues_its_batch_is_not_parsed_again(
+    engine, settings, store, parsed
+):
+    deployed = deploy_parser(engine, settings, NEXT_VERSION)
+    stage = XmlParsingStage(deployed.xml_parsing, store)
+    berlin = sorted(list(parsed)[3:])
+    # Another worker (a person's run, say) is parsing Berlin's first company for the new version.
+    with engine.begin() as conn:
+        enqueue_reparse(conn, ReparseScope(entity_ids=(berlin[0],)), parser_version=NEXT_VERSION)
+        held = queue.claim_for_entities(conn, "xml_parsing", berlin[:1], NEXT_VERSION, "other-worker", 600)
+    finished: list[str] = []
+
+    @sa.event.listens_for(engine, "before_cursor_execute")
+    def finish_between_read_and_insert(conn, cursor, statement, parameters, context, executemany):
+        # The run has read Berlin's unfinished companies, the other worker's among them; before
+        # its jobs are inserted, the other worker finishes (and commits) that company.
+        if not finished and "INSERT INTO processing.processing_jobs" in statement:
+            finished.append(berlin[0])
+            assert work_claimed(engine, stage, "other-worker", held, 600).completed == 1
+
+    try:
+        court = orchestration.records.reparse.reparse_court(
+            engine,
+            stage,
+            "backfill-run",
+            "F1103",
+            redo=orchestration.records.reparse.SI_REPARSE,
+            parser_version=NEXT_VERSION,
+            batch_size=3,
+            lease_seconds=600,
+            since=None,
+        )
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", finish_between_read_and_insert)
+
+    assert finished == [berlin[0]]
+    jobs = job_rows_of_version(engine, NEXT_VERSION)
+    assert sorted((job.entity_id, job.worker_id) for job in jobs) == sorted(
+        [(berlin[0], "other-worker"), (berlin[1], "backfill-run"), (berlin[2], "backfill-run")]
+    )
+    assert {job.status for job in jobs} == {"completed"}
+    assert (court.report.completed, court.held_elsewhere) == (2, 0)
+
+
+def job_rows_of_version(engine, parser_version: str) -> list[sa.Row]:
+    with engine.connect() as conn:
+        return conn.execute(
+            sa.text("""SELECT entity_id::text, status, worker_id FROM processing.processing_jobs
+                        WHERE type = 'xml_parsing' AND parser_version = :v"""),
+            {"v": parser_version},
+        ).all()
+
+
 class GiveWayClock:
     """The clock a backfill run gives way by, moved only by the test; each of the run's pauses
     between two looks at people's work is counted (and lasts a few real milliseconds)."""

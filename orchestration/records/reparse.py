@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -162,24 +163,52 @@ def reparse_court(
     )
     starts = range(0, len(todo), batch_size)
     for start in reversed(starts) if backward else starts:
-        batch = todo[start : start + batch_size]
-        with engine.begin() as conn:
-            entity_ids = conn.execute(redo.unfinished, {**parameters, "entity_ids": batch}).scalars().all()
-            conn.execute(
-                redo.enqueue,
-                {
-                    **ReparseScope(entity_ids=tuple(entity_ids)).parameters(),
-                    "stale_only": False,
-                    "parser_version": parser_version,
-                    "trigger": "parser_change",
-                    "requested_by": None,
-                    "reason": None,
-                },
-            )
-            jobs = queue.claim_for_entities(conn, stage.job_type, entity_ids, parser_version, worker_id, lease_seconds)
+        entity_ids, jobs = _queue_and_claim(
+            engine, stage, redo, parameters, todo[start : start + batch_size], worker_id, lease_seconds
+        )
         result.held_elsewhere += len(entity_ids) - len(jobs)
         if backward and not jobs:
             result.caught_up = True
             break
         result.report.absorb(work_claimed(engine, stage, worker_id, jobs, lease_seconds, before_chunk=give_way))
     return result
+
+
+def _queue_and_claim(
+    engine: sa.Engine,
+    stage: Stage,
+    redo: StoredDocumentRedo,
+    parameters: dict[str, Any],
+    batch: Sequence[str],
+    worker_id: str,
+    lease_seconds: int,
+) -> tuple[list[str], list[queue.ClaimedJob]]:
+    """Queue and claim the jobs of the companies of ``batch`` still unfinished, in one transaction:
+    those companies and the jobs claimed for them.
+
+    Each statement reads what is committed when it starts, so a job another worker finishes
+    between the read of the unfinished companies and the insert leaves no active job in the way of
+    a second one for the same document. Read again after the insert, such a company has dropped
+    out, and the batch is queued anew without it.
+    """
+    version = parameters["parser_version"]
+    while True:
+        with engine.connect() as conn, conn.begin() as transaction:
+            entity_ids = list(conn.execute(redo.unfinished, {**parameters, "entity_ids": batch}).scalars())
+            conn.execute(
+                redo.enqueue,
+                {
+                    **ReparseScope(entity_ids=tuple(entity_ids)).parameters(),
+                    "stale_only": False,
+                    "parser_version": version,
+                    "trigger": "parser_change",
+                    "requested_by": None,
+                    "reason": None,
+                },
+            )
+            if list(conn.execute(redo.unfinished, {**parameters, "entity_ids": batch}).scalars()) != entity_ids:
+                transaction.rollback()
+                continue
+            return entity_ids, queue.claim_for_entities(
+                conn, stage.job_type, entity_ids, version, worker_id, lease_seconds
+            )
