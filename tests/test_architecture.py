@@ -26,8 +26,10 @@ DAGSTER_ASSEMBLY = {
     "orchestration/assembly/run_metrics.py",
     "orchestration/assembly/dagster_retention.py",
 }
-# The one module that may reach into Dagster's internals.
+# The one module that may reach into Dagster's internals, and the two tests that name what it
+# takes (the pins of those internals, and this test, which looks for them).
 DAGSTER_INTERNALS = "orchestration/assembly/dagster_internals.py"
+NAMING_DAGSTER_INTERNALS = {"tests/test_dagster_internals.py", "tests/test_architecture.py"}
 # The Dagster side, whose functions stay short enough to read at once.
 MAX_FUNCTION_LINES = 60
 
@@ -230,8 +232,10 @@ def defined_names(statement: ast.stmt) -> list[str]:
 
 
 def test_dagster_internals_are_used_in_one_module_only():
-    used = {str(path.relative_to(REPO_ROOT)): dagster_internals_used(path) for path in modules(*PRODUCT)}
-    assert [use for name, uses in used.items() if name != DAGSTER_INTERNALS for use in uses] == []
+    everywhere = modules(*PRODUCT, "sample_register", "bench", "tests")
+    used = {str(path.relative_to(REPO_ROOT)): dagster_internals_used(path) for path in everywhere}
+    allowed = {DAGSTER_INTERNALS, *NAMING_DAGSTER_INTERNALS}
+    assert [use for name, uses in used.items() if name not in allowed for use in uses] == []
     # The scan sees what that module takes (private modules, private overrides): it would see it elsewhere.
     kinds = {use.split(" ")[1] for use in used[DAGSTER_INTERNALS]}
     assert kinds >= {"imports", "uses", "overrides"}, used[DAGSTER_INTERNALS]

@@ -5,13 +5,14 @@ a tag's value (what is stored in the event log and on runs), a function's parame
 method's parameters. An upgrade of Dagster that moves, renames or reshapes one fails here, naming
 it. The expected values are read from Dagster 1.13.27's source
 (dagster/_core/definitions/data_version.py, dagster/_core/storage/tags.py,
-dagster/_core/event_api.py, dagster/_core/storage/event_log/schema.py, dagster/_daemon/controller.py,
+dagster/_core/definitions/run_request.py, dagster/_core/scheduler/instigation.py, dagster/_core/event_api.py, dagster/_core/storage/event_log/schema.py, dagster/_daemon/controller.py,
 dagster_postgres/).
 """
 
 from __future__ import annotations
 
 import ast
+import enum as enum_module
 import importlib
 import inspect
 from pathlib import Path
@@ -39,6 +40,11 @@ PINNED_VALUES = {
         "ASSET_PARTITION_RANGE_END_TAG": "dagster/asset_partition_range_end",
     },
     "dagster._daemon.controller": {"DEFAULT_DAEMON_INTERVAL_SECONDS": 30},
+}
+# Module -> enum -> the values of its members the project names.
+PINNED_ENUMS = {
+    "dagster._core.definitions.run_request": {"InstigatorType": {"SENSOR", "SCHEDULE", "AUTO_MATERIALIZE"}},
+    "dagster._core.scheduler.instigation": {"TickStatus": {"STARTED", "SKIPPED", "SUCCESS", "FAILURE"}},
 }
 # Module -> class -> the keyword arguments the project builds one with, which it keeps as fields.
 PINNED_CLASSES = {
@@ -129,6 +135,17 @@ def moved_values() -> list[str]:
     return moved
 
 
+def moved_enums() -> list[str]:
+    moved = []
+    for module, enums in PINNED_ENUMS.items():
+        for name, values in enums.items():
+            enum = look_up(f"{module}.{name}")
+            found = {member.value for member in enum} if isinstance(enum, enum_module.EnumMeta) else set()
+            if not values <= found:
+                moved.append(f"{module}.{name}: missing or without {sorted(values - found)}")
+    return moved
+
+
 def moved_functions() -> list[str]:
     moved = []
     for module, functions in PINNED_FUNCTIONS.items():
@@ -195,7 +212,8 @@ def moved_methods() -> list[str]:
 
 
 def test_the_pinned_internals_of_dagster_are_where_and_as_the_project_expects_them():
-    assert moved_values() + moved_functions() + moved_classes() + moved_tables() + moved_methods() == []
+    moved = moved_values() + moved_enums() + moved_functions() + moved_classes() + moved_tables() + moved_methods()
+    assert moved == []
 
 
 def private_imports() -> dict[str, set[str]]:
@@ -209,7 +227,7 @@ def private_imports() -> dict[str, set[str]]:
 
 def test_every_internal_the_project_takes_is_pinned():
     pinned: dict[str, set[str]] = {}
-    for table in (PINNED_VALUES, PINNED_FUNCTIONS, PINNED_CLASSES, PINNED_TABLES):
+    for table in (PINNED_VALUES, PINNED_ENUMS, PINNED_FUNCTIONS, PINNED_CLASSES, PINNED_TABLES):
         for module, names in table.items():
             pinned.setdefault(module, set()).update(names)
     assert private_imports() == pinned

@@ -16,11 +16,9 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 import sqlalchemy as sa
-from dagster._core.definitions.run_request import InstigatorType
-from dagster._core.scheduler.instigation import TickStatus
 
 from database_helpers import fresh_database
-from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
+from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG, InstigatorType, TickStatus
 from orchestration.assembly.dagster_retention import delete_old_runs
 from orchestration.db.engine import create_app_engine
 from orchestration.definitions import build_definitions, build_resources

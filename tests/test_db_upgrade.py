@@ -6,8 +6,8 @@ from __future__ import annotations
 import dagster as dg
 import dagster_postgres.run_storage.run_storage as postgres_run_storage
 import sqlalchemy as sa
+from alembic import command as alembic_command
 from click.testing import CliRunner
-from dagster._core.storage.sql import run_alembic_downgrade
 from dagster_postgres.utils import pg_alembic_config
 
 from orchestration.assembly.dagster_instance import write_instance_config
@@ -47,8 +47,11 @@ def test_db_upgrade_migrates_dagsters_storage_from_an_earlier_release_and_keeps_
     with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
         run_id = dg.materialize([court_figures], instance=instance).run_id
         # The database as an earlier Dagster left it: one schema revision behind.
+        # Alembic's downgrade on the storage's connection, as Dagster's own migration runs its upgrade.
+        alembic_config = pg_alembic_config(postgres_run_storage.__file__)
         with instance.run_storage.connect() as conn:
-            run_alembic_downgrade(pg_alembic_config(postgres_run_storage.__file__), conn, EARLIER_DAGSTER)
+            alembic_config.attributes["connection"] = conn
+            alembic_command.downgrade(alembic_config, EARLIER_DAGSTER)
     assert "using_default_limit" not in dagster_columns(storage_url, "concurrency_limits")
 
     upgraded = runner.invoke(main, ["db", "upgrade"])

@@ -14,8 +14,6 @@ from decimal import Decimal
 import dagster as dg
 import pytest
 import sqlalchemy as sa
-from dagster._core.definitions.data_version import get_input_event_pointer_tag
-from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG, BACKFILL_ID_TAG
 
 import orchestration.records.reparse
 from orchestration.db.migrate import sync_job_types
@@ -41,6 +39,12 @@ from queue_helpers import expire_lease
 from sample_register.shareholder_lists import generate_list
 
 NEXT_VERSION = f"{PARSER_VERSION}-next"
+# The run tags of a backfill's runs and the provenance tag Dagster's UI reads, by their stored
+# values (pinned in tests/test_dagster_internals.py).
+BACKFILL_ID_TAG = "dagster/backfill"
+ASSET_PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
+ASSET_PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
+DOCUMENTS_EVENT_POINTER_TAG = "dagster/input_event_pointer/raw_si_documents"
 USER = str(uuid.uuid4())
 # The entities of the fixture are filed at two register courts: Munich and Berlin (Charlottenburg).
 COURTS = ("D2601", "F1103")
@@ -803,7 +807,7 @@ def test_a_backfill_run_reports_documents_dagster_has_not_seen_once_before_the_c
         )
         for court in COURTS:
             (records,) = [m for m in materializations_of(first, "company_records") if m.partition == court]
-            assert records.tags[get_input_event_pointer_tag(documents)] == str(storage_ids[court])
+            assert records.tags[DOCUMENTS_EVENT_POINTER_TAG] == str(storage_ids[court])
 
         # The next version's run finds the documents as Dagster knows them and reports none again.
         deployed = deploy_parser(engine, settings, f"{NEXT_VERSION}-2")

@@ -21,13 +21,6 @@ import dagster as dg
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
-from dagster._core.definitions.data_version import (
-    CODE_VERSION_TAG,
-    DATA_VERSION_TAG,
-    NULL_EVENT_POINTER,
-    get_input_data_version_tag,
-    get_input_event_pointer_tag,
-)
 from playwright.sync_api import sync_playwright
 
 from orchestration.cli import main
@@ -132,14 +125,14 @@ def parsed_by_the_old_version(settings: Settings, samples_dir) -> None:
 
 def materialized_by_the_old_version(stack: devstack.Stack) -> None:
     """What the old code location's runs recorded: each court partition materialized by the old version."""
-    raw_si_documents = dg.AssetKey("raw_si_documents")
+    # Dagster's provenance tags by their stored values (pinned in tests/test_dagster_internals.py).
     with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
         for court in COURTS:
             tags = {
-                CODE_VERSION_TAG: OLD_VERSION,
-                DATA_VERSION_TAG: f"{court}-parsed-by-{OLD_VERSION}",
-                get_input_data_version_tag(raw_si_documents): "before-partitioned-documents",
-                get_input_event_pointer_tag(raw_si_documents): NULL_EVENT_POINTER,
+                "dagster/code_version": OLD_VERSION,
+                "dagster/data_version": f"{court}-parsed-by-{OLD_VERSION}",
+                "dagster/input_data_version/raw_si_documents": "before-partitioned-documents",
+                "dagster/input_event_pointer/raw_si_documents": "NULL",
             }
             instance.report_runless_asset_event(
                 dg.AssetMaterialization(COMPANY_RECORDS_PATH, partition=court, tags=tags)

@@ -2,8 +2,8 @@
 
 Each entry says why no public API of Dagster 1.13 serves, and what in Dagster would let it go.
 tests/test_dagster_internals.py pins every one of them, so an upgrade that moves one fails there,
-by name; tests/test_architecture.py keeps `dagster._` and private overrides out of the rest of the
-product. The run queue needs none: the instance config sets it through `run_queue:` and
+by name; tests/test_architecture.py keeps `dagster._` and private overrides out of everything else
+(the tests included). The run queue needs none: the instance config sets it through `run_queue:` and
 `concurrency: runs:` (dagster_instance).
 """
 
@@ -32,6 +32,13 @@ from dagster._core.definitions.data_version import (
     get_input_event_pointer_tag,
 )
 
+# The kinds of instigators, by which DagsterInstance.get_tick_retention_settings reads the
+# `retention:` settings the instance config sets (dagster_instance), and the tick statuses it
+# answers with (TickStatus, below): the tests read Dagster's reading of them. The method is
+# public; the enums it takes and returns are not exported. Would go with them exported from
+# `dagster`. None known.
+from dagster._core.definitions.run_request import InstigatorType
+
 # The latest execution of asset checks in one partition, for the retention of runs (a run holding
 # it stays). The instance answers only for a check across its partitions
 # (get_latest_asset_check_evaluation_record, one key at a time); the event log storage's
@@ -39,6 +46,9 @@ from dagster._core.definitions.data_version import (
 # which `dagster` does not export (it came with partitioned asset checks, dagster-io/dagster#33336).
 # Would go with that filter exported or a partition argument on the instance's method. None known.
 from dagster._core.event_api import PartitionKeyFilter
+
+# The statuses of ticks, one key per status in the tick retention settings (InstigatorType, above).
+from dagster._core.scheduler.instigation import TickStatus
 
 # The asset check executions of runs that retention deletes. DagsterInstance.delete_run deletes a
 # run and its events (SqlEventLogStorage.delete_events: the event log and the asset event tags),
@@ -77,8 +87,10 @@ __all__ = [
     "BACKFILL_ID_TAG",
     "DEFAULT_DAEMON_INTERVAL_SECONDS",
     "EventLogStorage",
+    "InstigatorType",
     "RunStorage",
     "ScheduleStorage",
+    "TickStatus",
     "backfill_id_of_run",
     "data_version_of",
     "data_version_tags",
