@@ -42,8 +42,9 @@ def _properties(node) -> set[str]:
 
 # What a model answers for READ_LIST by the instructions (written from the list as printed):
 # amounts and percentages as decimal text, "< 1 %" as no number, a German register without a
-# country. The reading turns it into the checked list: numbers, the derived percentage, the
-# register's country, the total stated.
+# country, and the kind left open (null) for two of the three holders. The reading turns it into
+# the checked list: numbers, the derived percentage, the register's country, each holder's kind
+# (a person by a birth date, an organisation by its legal form, seat and register), the total stated.
 READ_LIST = {"seed": 8, "company_name": "Muster GmbH", "capital": CAPITAL, "layout": "per_share", "form": "text_pdf"}
 MODEL_ANSWER = Path(__file__).parent / "data" / "llm_answers" / "muster_gmbh_per_share_8.json"
 
@@ -142,6 +143,23 @@ def test_an_answer_outside_the_model_is_a_parser_error(endpoint):
 
     assert raised.value.failure_class == FailureClass.PARSER_ERROR
     assert raised.value.code == "llm"
+
+
+def test_a_holder_whose_kind_neither_the_model_nor_its_cell_tells_sends_the_list_to_review(endpoint):
+    # "Berger" alone: no birth date, residence, legal form, seat or register, and no kind.
+    holder = {"kind": None, "name": "Berger", "first_name": None, "last_name": None, "birth_date": None}
+    holder |= {"residence": None, "seat": None, "register_court": None, "register_type": None}
+    holder |= {"register_number": None, "register_country": None, "percentage": "100"}
+    holder |= {"shares": [{"number": "1", "last_number": None, "nominal": "25000.00", "percentage": None}]}
+    holder |= {"nominal_total": "25000.00", "percentage_below_one": False, "changes": None}
+    answer = {"shareholders": [holder], "total_nominal": "25000.00", "currency": "EUR"}
+    endpoint.answer = lambda body: json.dumps(answer)
+
+    result = extract_shareholders(SOME_TABLE, capital=CAPITAL, method="llm", llm=_endpoint(endpoint.url))
+
+    assert result.validation.status == "needs_review"
+    (kinds,) = [check for check in result.validation.checks if check.name == "kinds_match"]
+    assert kinds.status == "failed" and "neither person nor organisation" in kinds.message
 
 
 def test_server_errors_are_transient(endpoint):

@@ -19,8 +19,9 @@ from pydantic import ValidationError
 
 from orchestration.runtime.failures import FailureClass, JobError
 from orchestration.settings import LlmEndpoint
-from orchestration.shareholders.shareholder_list import ExtractedList, LlmAnswer, Shareholder
+from orchestration.shareholders.shareholder_list import ExtractedList, LlmAnswer, Shareholder, StatedShareholder
 from orchestration.shareholders.tables import Table
+from orchestration.shareholders.validation import holder_kinds
 
 MAX_TEXT_CHARS = 100_000
 REQUEST_TIMEOUT_S = 180
@@ -33,7 +34,8 @@ return its shareholders as JSON matching the schema. The cells may come from OCR
 errors. A shareholder's cells may run over several lines; the changes column (Veränderungen) is
 never part of a name: its text beside the shareholder's rows goes to changes.
 - One entry per shareholder, in the order of the list, with all of their shares.
-- kind: "person" for a natural person, "organisation" for a company, foundation or association.
+- kind: "person" for a natural person, "organisation" for a company, foundation or association;
+  null where the list does not say which.
 - Persons: name as "First Last", first_name, last_name, birth_date (YYYY-MM-DD), residence.
 - Organisations: name is the firm alone; seat; register_court as the court's place (e.g. "München"),
   register_type (HRA, HRB, GnR, PR, VR) and register_number with any suffix (e.g. "12345 B").
@@ -77,7 +79,7 @@ def extract_with_llm(table: Table, llm: LlmEndpoint | None) -> ExtractedList:
     unreachable (or unconfigured) endpoint or an unusable answer."""
     answer = _ask(table, llm)
     return ExtractedList(
-        shareholders=[Shareholder.model_validate(holder.model_dump()) for holder in answer.shareholders],
+        shareholders=[_checked(holder) for holder in answer.shareholders],
         total_nominal=answer.total_nominal
         if answer.total_nominal is not None
         else sum((holder.nominal_total for holder in answer.shareholders), Decimal(0)),
@@ -86,6 +88,15 @@ def extract_with_llm(table: Table, llm: LlmEndpoint | None) -> ExtractedList:
         # The model cannot tell which cells OCR was unsure of; the table can.
         low_confidence_cells=table.low_confidence_cells(),
     )
+
+
+def _checked(holder: StatedShareholder) -> Shareholder:
+    """The model's shareholder as a checked list's. A kind the model left open is the one what it
+    read fits; where that is both or neither, the holder is recorded as a person, and the
+    kinds_match check, which then fails, sends the list to review."""
+    kinds = holder_kinds(holder)
+    kind = holder.kind or (kinds.pop() if len(kinds) == 1 else "person")
+    return Shareholder.model_validate({**holder.model_dump(), "kind": kind})
 
 
 def _ask(table: Table, llm: LlmEndpoint | None) -> LlmAnswer:

@@ -47,7 +47,10 @@ class StatedShareholder(_Strict):
     """A shareholder as the list states it, all the LLM is asked to fill in; the checked list's
     Shareholder adds what is derived."""
 
-    kind: Literal["person", "organisation"]
+    kind: Literal["person", "organisation"] | None = Field(
+        description="null where the list does not say which: the reading tells it from what is read of "
+        "the shareholder (a birth date, a legal form, a seat, a register)."
+    )
     name: str = Field(description='Full name of a person ("Max Mustermann") or the firm of an organisation.')
     first_name: str | None = None
     last_name: str | None = None
@@ -88,6 +91,7 @@ GERMAN_REGISTER_TYPES = frozenset({"HRA", "HRB", "GnR", "PR", "VR"})
 class Shareholder(StatedShareholder):
     """A shareholder of a checked list."""
 
+    kind: Literal["person", "organisation"]
     percentage_derived: bool = Field(
         False, description="The list states no percentage (older lists need not); derived from the nominal amounts."
     )

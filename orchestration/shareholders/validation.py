@@ -13,6 +13,7 @@ from orchestration.shareholders.shareholder_list import (
     ExtractedList,
     Share,
     Shareholder,
+    StatedShareholder,
     Validation,
 )
 
@@ -335,7 +336,7 @@ def _seats_read(extracted: ExtractedList) -> Check:
     return _passed(name, "each organisation's seat is read")
 
 
-def holder_kinds(holder: Shareholder) -> set[str]:
+def holder_kinds(holder: StatedShareholder) -> set[str]:
     """The kinds what is recorded of a shareholder fits: a person has a birth date, or a residence
     and no legal form; an organisation has a legal form, a seat or a register."""
     text = " ".join(part for part in (holder.name, holder.residence) if part)
