@@ -5,7 +5,8 @@ a tag's value (what is stored in the event log and on runs), a function's parame
 method's parameters. An upgrade of Dagster that moves, renames or reshapes one fails here, naming
 it. The expected values are read from Dagster 1.13.27's source
 (dagster/_core/definitions/data_version.py, dagster/_core/storage/tags.py,
-dagster/_core/definitions/run_request.py, dagster/_core/scheduler/instigation.py, dagster/_core/event_api.py, dagster/_core/storage/event_log/schema.py, dagster/_daemon/controller.py,
+dagster/_core/definitions/run_request.py, dagster/_core/scheduler/instigation.py,
+dagster/_core/event_api.py, dagster/_core/storage/event_log/schema.py, dagster/_daemon/controller.py,
 dagster_postgres/).
 """
 

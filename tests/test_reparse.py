@@ -128,6 +128,15 @@ def revisions(engine) -> list[sa.Row]:
         return conn.execute(sa.text("SELECT * FROM content.entity_revisions ORDER BY id")).all()
 
 
+def reparse_job_rows(engine) -> list[sa.Row]:
+    """Every parser_change job, one row each (a company tried twice shows twice)."""
+    with engine.connect() as conn:
+        return conn.execute(
+            sa.text("""SELECT entity_id::text, status, worker_id FROM processing.processing_jobs
+                        WHERE trigger = 'parser_change'"""),
+        ).all()
+
+
 def jobs_by_entity(engine, **where: str) -> dict[str, sa.Row]:
     conditions = " AND ".join(f"{column} = :{column}" for column in where)
     with engine.connect() as conn:
@@ -419,11 +428,7 @@ def test_a_run_done_with_its_courts_helps_another_run_of_its_backfill_and_leaves
 
     # Munich's run, done with Munich, took Berlin's companies from the last one back, until it met
     # Berlin's run: each company was tried once, by one of the two runs.
-    with engine.connect() as conn:
-        jobs = conn.execute(
-            sa.text("""SELECT entity_id::text, status, worker_id FROM processing.processing_jobs
-                        WHERE trigger = 'parser_change'"""),
-        ).all()
+    jobs = reparse_job_rows(engine)
     assert sorted(job.entity_id for job in jobs) == sorted(parsed)
     by_entity = {job.entity_id: job for job in jobs}
     assert {entity: by_entity[entity].status for entity in berlin} == {
@@ -477,21 +482,12 @@ def test_a_company_another_worker_finishes_while_a_run_queues_its_batch_is_not_p
         sa.event.remove(engine, "before_cursor_execute", finish_between_read_and_insert)
 
     assert finished == [berlin[0]]
-    jobs = job_rows_of_version(engine, NEXT_VERSION)
+    jobs = reparse_job_rows(engine)
     assert sorted((job.entity_id, job.worker_id) for job in jobs) == sorted(
         [(berlin[0], "other-worker"), (berlin[1], "backfill-run"), (berlin[2], "backfill-run")]
     )
     assert {job.status for job in jobs} == {"completed"}
     assert (court.report.completed, court.held_elsewhere) == (2, 0)
-
-
-def job_rows_of_version(engine, parser_version: str) -> list[sa.Row]:
-    with engine.connect() as conn:
-        return conn.execute(
-            sa.text("""SELECT entity_id::text, status, worker_id FROM processing.processing_jobs
-                        WHERE type = 'xml_parsing' AND parser_version = :v"""),
-            {"v": parser_version},
-        ).all()
 
 
 class GiveWayClock:

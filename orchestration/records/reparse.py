@@ -192,9 +192,13 @@ def _queue_and_claim(
     out, and the batch is queued anew without it.
     """
     version = parameters["parser_version"]
+
+    def unfinished(conn: sa.Connection) -> list[str]:
+        return list(conn.execute(redo.unfinished, {**parameters, "entity_ids": batch}).scalars())
+
     while True:
         with engine.connect() as conn, conn.begin() as transaction:
-            entity_ids = list(conn.execute(redo.unfinished, {**parameters, "entity_ids": batch}).scalars())
+            entity_ids = unfinished(conn)
             conn.execute(
                 redo.enqueue,
                 {
@@ -206,7 +210,7 @@ def _queue_and_claim(
                     "reason": None,
                 },
             )
-            if list(conn.execute(redo.unfinished, {**parameters, "entity_ids": batch}).scalars()) != entity_ids:
+            if unfinished(conn) != entity_ids:
                 transaction.rollback()
                 continue
             return entity_ids, queue.claim_for_entities(
