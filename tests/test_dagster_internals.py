@@ -53,7 +53,10 @@ PINNED_CLASSES = {
 }
 # Module -> Dagster's table -> (its name in the database, the columns the project deletes by).
 PINNED_TABLES = {
-    "dagster._core.storage.event_log.schema": {"AssetCheckExecutionsTable": ("asset_check_executions", ["run_id"])},
+    "dagster._core.storage.event_log.schema": {
+        "AssetCheckExecutionsTable": ("asset_check_executions", ["run_id"]),
+        "SqlEventLogStorageTable": ("event_logs", ["run_id", "event", "dagster_event_type"]),
+    },
 }
 # Module -> function -> (its parameters, what it returns for the documents asset).
 DOCUMENTS = dg.AssetKey("raw_si_documents")

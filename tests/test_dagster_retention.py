@@ -13,13 +13,15 @@ company's document is no SI document, three times: each run fails. One run is qu
 
 from __future__ import annotations
 
+import logging
+
 import dagster as dg
 import pytest
 import sqlalchemy as sa
 
 from database_helpers import fresh_database
 from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG, InstigatorType, TickStatus
-from orchestration.assembly.dagster_retention import delete_old_runs
+from orchestration.assembly.dagster_retention import TRANSITORY_EVENT_TYPES, delete_old_runs
 from orchestration.db.engine import create_app_engine
 from orchestration.definitions import build_definitions, build_resources
 from orchestration.jobs.checks import COMPANY_RECORD_CHECKS
@@ -54,6 +56,12 @@ query Courts($path: [String!]!, $partitions: [String!]) {
 """
 RUNS = "query { runsOrError { ... on Runs { results { runId status } } } }"
 RUN = "query Run($runId: ID!) { runOrError(runId: $runId) { __typename } }"
+RUN_PAGE = """
+query RunPage($runId: ID!) { runOrError(runId: $runId) { ... on Run {
+  status startTime endTime
+  stepStats { stepKey status startTime endTime materializations { partition } }
+} } }
+"""
 LAUNCH_RUN = """
 mutation Launch($executionParams: ExecutionParams!) {
   launchRun(executionParams: $executionParams) {
@@ -173,6 +181,20 @@ def runs_shown(stack: devstack.Stack) -> dict[str, str]:
     return {run["runId"]: run["status"] for run in graphql(stack, RUNS)["runsOrError"]["results"]}
 
 
+def run_page(stack: devstack.Stack, run_id: str) -> dict:
+    """What a run's page shows of it: its status and times, and each step's."""
+    return graphql(stack, RUN_PAGE, runId=run_id)["runOrError"]
+
+
+def event_kinds(instance: dg.DagsterInstance, run_id: str) -> list[str]:
+    """The kinds of a run's events in order: a Dagster event's type, or a log message's level."""
+    entries = [record.event_log_entry for record in instance.get_records_for_run(run_id).records]
+    return [
+        entry.dagster_event_type.value if entry.dagster_event_type else logging.getLevelName(entry.level)
+        for entry in entries
+    ]
+
+
 def retention_sensor_tick(instance: dg.DagsterInstance, settings: Settings) -> str:
     """One tick of the code location's retention sensor, configured by ``settings``."""
     sensor = build_definitions(settings).get_sensor_def("dagster_retention_sensor")
@@ -211,6 +233,8 @@ def test_old_runs_nothing_reads_are_deleted_with_their_events_and_the_ui_shows_t
     checked = check_executions_by_run(stack)
     assert checked == {run_id: 2 for name, run_id in runs.items() if name != "queued"}
     assert (shown[runs["queued"]], shown[runs["hamburg"]]) == ("QUEUED", "FAILURE")
+    pages = {name: run_page(stack, runs[name]) for name in ("old_berlin", "first_hamburg", "hamburg", "of_backfill")}
+    kinds = {name: event_kinds(instance, runs[name]) for name in pages}
 
     # With the default retention every run is young: the sensor deletes none.
     assert "deleted 0 runs" in retention_sensor_tick(instance, Settings())
@@ -249,6 +273,16 @@ def test_old_runs_nothing_reads_are_deleted_with_their_events_and_the_ui_shows_t
     # The check executions of the runs deleted went with them (Dagster's delete_run leaves them);
     # every kept run's stayed.
     assert check_executions_by_run(stack) == {run_id: n for run_id, n in checked.items() if run_id not in gone}
+
+    # The old runs kept for what the UI reads keep it, and their pages show the same; what told how
+    # they went while they ran goes (as Dagster's database-tuning guide has it go from old runs).
+    # The run of the unfinished backfill keeps every event.
+    assert {name: run_page(stack, runs[name]) for name in pages} == pages
+    transitory = {event_type.value for event_type in TRANSITORY_EVENT_TYPES} | {"DEBUG", "INFO", "WARNING"}
+    for name in ("old_berlin", "first_hamburg", "hamburg"):
+        assert set(kinds[name]) & transitory, name  # the guard below must have something to guard
+        assert event_kinds(instance, runs[name]) == [kind for kind in kinds[name] if kind not in transitory], name
+    assert event_kinds(instance, runs["of_backfill"]) == kinds["of_backfill"]
 
     assert court_view(stack) == before
 

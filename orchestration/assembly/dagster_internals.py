@@ -10,10 +10,11 @@ by name; tests/test_architecture.py keeps `dagster._` and private overrides out 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
 import dagster as dg
+import sqlalchemy as sa
 
 # Provenance written by hand. A court-partitioned asset reports each court as an
 # AssetMaterialization of its own, with the court's records as data version and its documents'
@@ -57,7 +58,14 @@ from dagster._core.scheduler.instigation import TickStatus
 # rows behind and the table grew without bound. The table is Dagster's (event_log/schema.py),
 # written through the storage's index connection, as here. Would go with delete_run deleting them
 # (dagster-io/dagster#18341, "handle deleted asset check runs", open).
-from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable
+#
+# The events of runs that retention keeps but that tell only how the run went while it ran (engine
+# events, handled outputs, debug logs). Dagster's database-tuning guide ("Cleaning older data from
+# your Dagster database") deletes them from old runs with SQL on this table; no public API deletes
+# less than a whole run's events (DagsterInstance.delete_run). The table is Dagster's
+# (event_log/schema.py), written through the storage's connection, as Dagster's own writes are.
+# Would go with run retention in open-source Dagster (dagster-io/dagster#4100, open).
+from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable, SqlEventLogStorageTable
 
 # The tags of a backfill's runs: which backfill a run belongs to and which partitions it works,
 # read off the other runs of a backfill so that a run done with its own courts helps theirs. Their
@@ -81,6 +89,7 @@ from dagster_postgres.event_log import PostgresEventLogStorage
 from dagster_postgres.run_storage import PostgresRunStorage
 from dagster_postgres.schedule_storage import PostgresScheduleStorage
 from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_config
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
 __all__ = [
@@ -95,6 +104,7 @@ __all__ = [
     "data_version_of",
     "data_version_tags",
     "delete_check_executions_of_runs",
+    "delete_events_of_runs",
     "latest_check_run_ids",
     "partition_keys_of_run",
     "provenance_tags",
@@ -161,14 +171,39 @@ def latest_check_run_ids(
 def delete_check_executions_of_runs(instance: dg.DagsterInstance, run_ids: Sequence[str]) -> int:
     """Delete the asset check executions of ``run_ids`` (runs about to be deleted) in one statement;
     returns how many went."""
-    storage = instance.event_log_storage
-    if not isinstance(storage, PostgresEventLogStorage):
-        raise TypeError(f"asset check executions are deleted from PostgreSQL only, not {type(storage).__name__}")
+    storage = _postgres_event_log_storage(instance, "asset check executions")
     if not run_ids:
         return 0
     executions = AssetCheckExecutionsTable
     with storage.index_connection() as conn:
         return conn.execute(executions.delete().where(executions.c.run_id.in_(run_ids))).rowcount
+
+
+def delete_events_of_runs(
+    instance: dg.DagsterInstance,
+    run_ids: Sequence[str],
+    event_types: Collection[dg.DagsterEventType],
+    logs_below_level: int,
+) -> int:
+    """Delete the events of ``event_types`` of ``run_ids`` and their log messages below the logging
+    level ``logs_below_level``, in one statement; returns how many went."""
+    storage = _postgres_event_log_storage(instance, "events of runs")
+    if not run_ids:
+        return 0
+    events = SqlEventLogStorageTable
+    # A log message is an event without a Dagster event type; its level is in its JSON.
+    level = sa.cast(sa.cast(events.c.event, postgresql.JSONB)["level"].astext, sa.Integer)
+    of_types = events.c.dagster_event_type.in_([event_type.value for event_type in event_types])
+    below = sa.and_(events.c.dagster_event_type.is_(None), level < logs_below_level)
+    with storage.index_connection() as conn:
+        return conn.execute(events.delete().where(events.c.run_id.in_(run_ids), sa.or_(of_types, below))).rowcount
+
+
+def _postgres_event_log_storage(instance: dg.DagsterInstance, what: str) -> PostgresEventLogStorage:
+    storage = instance.event_log_storage
+    if not isinstance(storage, PostgresEventLogStorage):
+        raise TypeError(f"{what} are deleted from PostgreSQL only, not {type(storage).__name__}")
+    return storage
 
 
 # dagster-postgres's storages, with their schema checks answered from memory once true.

@@ -13,14 +13,21 @@ A run is kept while what the UI shows still reads it:
 - it failed or was canceled after planning an asset partition that has been neither materialized
   nor planned again since: the partitions page shows that partition failed from the run's plan.
 
+An old run that is kept keeps what those pages and its own page read: its asset events, its run
+and step events and its error messages. Its other events told how it went while it ran (engine
+events, resource and worker starts, inputs and outputs handled, log messages below ERROR); they go,
+as Dagster's database-tuning guide has them go from old runs, so that a kept run costs a fraction
+of what it did.
+
 The calls this needs beyond Dagster's documented instance API: the latest event per partition
 (``get_latest_storage_id_by_partition``, which Dagster's own partition status uses), the latest
 asset check execution per partition (dagster_internals.latest_check_run_ids), a backfill by id,
-and the deletion of a run's asset check executions.
+the deletion of a run's asset check executions and of some of its events.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +38,7 @@ import dagster as dg
 from orchestration.assembly.dagster_internals import (
     backfill_id_of_run,
     delete_check_executions_of_runs,
+    delete_events_of_runs,
     latest_check_run_ids,
 )
 
@@ -45,6 +53,28 @@ CHECK_EVENT_TYPES = frozenset(
     {dg.DagsterEventType.ASSET_CHECK_EVALUATION, dg.DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED}
 )
 PLANNED = dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+# What an old run that is kept loses: events of how it went while it ran, and log messages below
+# ERROR. Runs kept with an unfinished backfill keep everything: the backfill is still going.
+TRANSITORY_EVENT_TYPES = frozenset(
+    {
+        dg.DagsterEventType.ENGINE_EVENT,
+        dg.DagsterEventType.RESOURCE_INIT_STARTED,
+        dg.DagsterEventType.RESOURCE_INIT_SUCCESS,
+        dg.DagsterEventType.RESOURCE_INIT_FAILURE,
+        dg.DagsterEventType.STEP_WORKER_STARTING,
+        dg.DagsterEventType.STEP_WORKER_STARTED,
+        dg.DagsterEventType.STEP_INPUT,
+        dg.DagsterEventType.STEP_OUTPUT,
+        dg.DagsterEventType.LOADED_INPUT,
+        dg.DagsterEventType.HANDLED_OUTPUT,
+        dg.DagsterEventType.RUN_ENQUEUED,
+        dg.DagsterEventType.RUN_DEQUEUED,
+        dg.DagsterEventType.RUN_STARTING,
+        dg.DagsterEventType.RUN_CANCELING,
+    }
+)
+KEPT_LOG_LEVEL = logging.ERROR
+UNFINISHED_BACKFILL = "of unfinished backfills"
 
 
 @dataclass
@@ -54,13 +84,14 @@ class RetentionPass:
     the oldest again (a run kept for a reason may lose it)."""
 
     deleted: list[str] = field(default_factory=list)
+    events_trimmed: int = 0
     kept: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     resume_after: str | None = None
     reached_end: bool = False
 
     def describe(self) -> str:
         kept = ", ".join(f"{len(runs)} {reason}" for reason, runs in sorted(self.kept.items())) or "none"
-        return f"deleted {len(self.deleted)} runs; kept {kept}"
+        return f"deleted {len(self.deleted)} runs; kept {kept}; {self.events_trimmed} events of kept runs trimmed"
 
 
 def delete_old_runs(
@@ -82,15 +113,19 @@ def delete_old_runs(
         # A run deleted holds no latest event of any kind, so the runs of a batch are judged alike
         # before or after the others of it go.
         doomed: list[str] = []
+        trimmed: list[str] = []
         for record in records:
             run = record.dagster_run
             reason = _kept_because(instance, run, backfills)
             if reason:
                 done.kept[reason].append(run.run_id)
+                if reason != UNFINISHED_BACKFILL:
+                    trimmed.append(run.run_id)
                 # Dagster's cursor is a run that exists: the last one kept, not one deleted.
                 done.resume_after = run.run_id
             else:
                 doomed.append(run.run_id)
+        done.events_trimmed += delete_events_of_runs(instance, trimmed, TRANSITORY_EVENT_TYPES, KEPT_LOG_LEVEL)
         # delete_run leaves a run's asset check executions behind; they go first, so that a pass
         # cut short leaves none whose run is gone (the run itself is found again next time).
         delete_check_executions_of_runs(instance, doomed)
@@ -110,7 +145,7 @@ def _kept_because(instance: dg.DagsterInstance, run: dg.DagsterRun, backfills: d
             backfill = instance.get_backfill(backfill_id)
             backfills[backfill_id] = backfill is not None and backfill.status.value not in FINISHED_BACKFILL_STATUSES
         if backfills[backfill_id]:
-            return "of unfinished backfills"
+            return UNFINISHED_BACKFILL
     records = instance.get_records_for_run(
         run.run_id, of_type={*LATEST_EVENT_TYPES, *CHECK_EVENT_TYPES, PLANNED}
     ).records
