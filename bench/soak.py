@@ -16,8 +16,8 @@ register), its code location bench.soak_location. Each simulated day:
   the retentions run and the day's figures are read.
 
 The day is kept light so that 60 of them fit in an afternoon on 2 shared cores (on a quiet
-machine a plain day takes about 16 s at the median and a backfill day under a minute; twice
-that while other work loads the cores): one of each person's request, not many; a
+machine a plain day takes 5 to 10 s and a backfill day under a minute; twice that while other
+work loads the cores): one of each person's request, not many; a
 shareholder list with a text layer, as a scan's OCR takes half a minute of CPU (bench.shareholders
 measures that); the job sensors tick at every look of the daemon (bench.soak_location), and the
 day looks whether its work is done every WORK_POLL_S. What a day holds is the same kinds of work
@@ -37,6 +37,14 @@ daemon's own purge run too, by the real clock, so within the soak they find noth
 `--retention-days 7` lets retention act from day 8 of a 60-day soak; the default is the
 product's 30 days.
 
+Autovacuum. PostgreSQL's autovacuum looks at the tables once every autovacuum_naptime (a
+minute): 1440 times in a real day, about once in a simulated one. Without more, the rows the
+retentions delete would stay dead for many simulated days, and the tables would grow by space
+that a real day's vacuums make reusable. So at the end of each day, after the retentions, the
+soak does what autovacuum would have done by then: it vacuums every table of both databases
+with more dead rows than autovacuum's threshold for it (autovacuum_vacuum_threshold +
+autovacuum_vacuum_scale_factor x its rows) and analyzes them.
+
 Memory. Per day, at the same point (after the retentions and the figures of the databases), the
 resident memory of the daemon, the webserver, and the code server each of them serves from: the
 newest `dagster api grpc` process each started, once it is CODE_SERVER_SETTLE_S old (a younger one
@@ -53,6 +61,7 @@ the PostgreSQL connections (the most seen while the day ran) and how long the da
 
 Last line: one JSON object with days, dagster_db_bytes_first_retention_day (the Dagster
 database's size at the end of the first day retention deleted runs), dagster_db_bytes_last_day,
+dagster_db_growth_since_first_retention_day (the last over the first, less one),
 dagster_table_growth_bytes (what each of its tables grew by between those two days, indexes and
 TOAST included), app_db_bytes_last_day, rss_growth_ratio, rss_growth_by_process and rss_days_compared (see
 Memory), max_connections, jobs_lost (jobs not finished once the last day's work had time to
@@ -60,7 +69,7 @@ end, and searches, opens and requests that did not end, completed or failed), fa
 (failed jobs by failure class, the archive's too), max_retrievals_in_any_hour, runs_deleted,
 day_seconds_median, backfills and per_day (the daily figures).
 
-    .venv/bin/python -m bench.soak --retention-days 7   # 60 simulated days, half an hour to an hour
+    .venv/bin/python -m bench.soak --retention-days 7   # 60 simulated days, 10 to 30 minutes
     .venv/bin/python -m bench.soak --days 1             # the smoke run: under a minute
 """
 
@@ -175,6 +184,12 @@ LARGEST = sa.text("""
 TABLE_BYTES = sa.text("""
     SELECT relname AS name, pg_total_relation_size(relid) AS bytes FROM pg_stat_user_tables
      ORDER BY bytes DESC, name
+""")
+# The tables autovacuum would vacuum now: more dead rows than its threshold for the table's rows.
+OVER_AUTOVACUUM_THRESHOLD = sa.text("""
+    SELECT format('%I.%I', s.schemaname, s.relname) FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+     WHERE s.n_dead_tup > current_setting('autovacuum_vacuum_threshold')::int
+                        + current_setting('autovacuum_vacuum_scale_factor')::float8 * greatest(c.reltuples, 0)
 """)
 CONNECTIONS = sa.text("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
 
@@ -478,10 +493,8 @@ class Soak:
             self.backfills.append(backfill_id)
         self.wait_for_the_day(run_id, backfill_id)
         deleted, archived = self.retention(day)
-        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.execute(sa.text("ANALYZE"))  # the rows the line shows are the statistics'
-        with self.dagster_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.execute(sa.text("ANALYZE"))
+        for engine in (self.engine, self.dagster_engine):
+            autovacuum_of_a_day(engine)
         dagster_bytes, app_bytes, largest, table_bytes, connections = self.figures()
         self.max_connections = max(self.max_connections, connections)
         return Day(
@@ -510,6 +523,17 @@ class Soak:
         answer = httpx.get(self.stack.settings.register_base_url + "/_sample/retrievals", timeout=60)
         answer.raise_for_status()
         return sorted(moment for moment, _kind in answer.json())
+
+
+def autovacuum_of_a_day(engine: sa.Engine) -> None:
+    """What autovacuum does over a real day, done at the end of a simulated one: it looks every
+    autovacuum_naptime (a minute), about once in a simulated day, 1440 times in a real one, and
+    vacuums each table with more dead rows than its threshold, so that their space is reused. Then
+    ANALYZE: the rows the day's line shows are the statistics'."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        for table in conn.execute(OVER_AUTOVACUUM_THRESHOLD).scalars().all():
+            conn.execute(sa.text(f"VACUUM {table}"))
+        conn.execute(sa.text("ANALYZE"))
 
 
 def table_growth(first: Day | None, last: Day) -> dict[str, int]:
@@ -597,6 +621,8 @@ def main() -> None:
                 "dagster_db_bytes_first_retention_day": first_retention and first_retention.dagster_db_bytes,
                 "first_retention_day": first_retention and first_retention.day,
                 "dagster_db_bytes_last_day": last.dagster_db_bytes,
+                "dagster_db_growth_since_first_retention_day": first_retention
+                and round(last.dagster_db_bytes / first_retention.dagster_db_bytes - 1, 3),
                 "dagster_table_growth_bytes": table_growth(first_retention, last),
                 "app_db_bytes_last_day": last.app_db_bytes,
                 "rss_growth_ratio": round(max(rss_growth.values()), 3),
