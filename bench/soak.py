@@ -41,9 +41,13 @@ Autovacuum. PostgreSQL's autovacuum looks at the tables once every autovacuum_na
 minute): 1440 times in a real day, about once in a simulated one. Without more, the rows the
 retentions delete would stay dead for many simulated days, and the tables would grow by space
 that a real day's vacuums make reusable. So at the end of each day, after the retentions, the
-soak does what autovacuum would have done by then: it vacuums every table of both databases
-with more dead rows than autovacuum's threshold for it (autovacuum_vacuum_threshold +
-autovacuum_vacuum_scale_factor x its rows) and analyzes them.
+soak does what autovacuum would have done by then: in both databases it vacuums every table,
+system catalogs and TOAST tables included, with more dead or newly inserted rows than
+autovacuum's thresholds for its size (autovacuum_vacuum_threshold +
+autovacuum_vacuum_scale_factor x its rows, and the same for inserts), and analyzes those with
+more changed rows than the analyze threshold. (An ANALYZE of every table every day, as an
+earlier version of the soak ran, rewrote the statistics each time and made pg_statistic one of
+the tables that grew.)
 
 Memory. Per day, at the same point (after the retentions and the figures of the databases), the
 resident memory of the daemon, the webserver, and the code server each of them serves from: the
@@ -185,11 +189,21 @@ TABLE_BYTES = sa.text("""
     SELECT relname AS name, pg_total_relation_size(relid) AS bytes FROM pg_stat_user_tables
      ORDER BY bytes DESC, name
 """)
-# The tables autovacuum would vacuum now: more dead rows than its threshold for the table's rows.
-OVER_AUTOVACUUM_THRESHOLD = sa.text("""
-    SELECT format('%I.%I', s.schemaname, s.relname) FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-     WHERE s.n_dead_tup > current_setting('autovacuum_vacuum_threshold')::int
+# What autovacuum would do now, table by table, the system catalogs' and TOAST tables' too: vacuum
+# the tables with more dead or newly inserted rows than its thresholds for their size, and analyze
+# those (not TOAST tables) with more changed rows than its analyze threshold.
+AUTOVACUUM_DUE = sa.text("""
+    SELECT format('%I.%I', s.schemaname, s.relname) AS name,
+           s.n_dead_tup > current_setting('autovacuum_vacuum_threshold')::int
                         + current_setting('autovacuum_vacuum_scale_factor')::float8 * greatest(c.reltuples, 0)
+        OR s.n_ins_since_vacuum > current_setting('autovacuum_vacuum_insert_threshold')::int
+                        + current_setting('autovacuum_vacuum_insert_scale_factor')::float8 * greatest(c.reltuples, 0)
+           AS vacuum,
+           c.relkind <> 't'
+       AND s.n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::int
+                        + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(c.reltuples, 0)
+           AS analyze
+      FROM pg_stat_all_tables s JOIN pg_class c ON c.oid = s.relid
 """)
 CONNECTIONS = sa.text("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
 
@@ -527,13 +541,14 @@ class Soak:
 
 def autovacuum_of_a_day(engine: sa.Engine) -> None:
     """What autovacuum does over a real day, done at the end of a simulated one: it looks every
-    autovacuum_naptime (a minute), about once in a simulated day, 1440 times in a real one, and
-    vacuums each table with more dead rows than its threshold, so that their space is reused. Then
-    ANALYZE: the rows the day's line shows are the statistics'."""
+    autovacuum_naptime (a minute), about once in a simulated day and 1440 times in a real one, and
+    vacuums and analyzes each table past its thresholds, so that dead rows' space is reused."""
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        for table in conn.execute(OVER_AUTOVACUUM_THRESHOLD).scalars().all():
-            conn.execute(sa.text(f"VACUUM {table}"))
-        conn.execute(sa.text("ANALYZE"))
+        for table in conn.execute(AUTOVACUUM_DUE).all():
+            if table.vacuum:
+                conn.execute(sa.text(f"VACUUM {'(ANALYZE) ' if table.analyze else ''}{table.name}"))
+            elif table.analyze:
+                conn.execute(sa.text(f"ANALYZE {table.name}"))
 
 
 def table_growth(first: Day | None, last: Day) -> dict[str, int]:
