@@ -61,7 +61,8 @@ day without a backfill over that at the end of the first day (which has none), a
 largest; rss_growth_by_process gives each.
 
 Per day one line: the databases' sizes, the rows of their largest tables, the four RSS figures,
-the PostgreSQL connections (the most seen while the day ran) and how long the day took.
+the PostgreSQL connections (the most seen while the day ran) and how long the day took; before
+it, a line for each job that failed that day, with the error of its last attempt.
 
 Last line: one JSON object with days, dagster_db_bytes_first_retention_day (the Dagster
 database's size at the end of the first day retention deleted runs), dagster_db_bytes_last_day,
@@ -73,6 +74,7 @@ end, and searches, opens and requests that did not end, completed or failed), fa
 (failed jobs by failure class, the archive's too), max_retrievals_in_any_hour, runs_deleted,
 day_seconds_median, backfills and per_day (the daily figures).
 
+    .venv/bin/python -m bench.soak --days 90            # the 30-day retention acting for 60 days, 30 to 45 minutes
     .venv/bin/python -m bench.soak --retention-days 7   # 60 simulated days, 10 to 30 minutes
     .venv/bin/python -m bench.soak --days 1             # the smoke run: under a minute
 """
@@ -204,6 +206,16 @@ AUTOVACUUM_DUE = sa.text("""
                         + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(c.reltuples, 0)
            AS analyze
       FROM pg_stat_all_tables s JOIN pg_class c ON c.oid = s.relid
+""")
+# The jobs that failed since a moment, with the error of their last attempt, so that a failure
+# counted in failed_by_class can be looked into after the soak's databases are gone.
+FAILED_SINCE = sa.text("""
+    SELECT j.type, j.failure_class, j.retry_count, h.error_message
+      FROM processing.processing_jobs j
+      LEFT JOIN LATERAL (SELECT error_message FROM processing.job_step_history
+                          WHERE job_id = j.id ORDER BY id DESC LIMIT 1) h ON true
+     WHERE j.status = 'failed' AND j.updated_at >= :since
+     ORDER BY j.updated_at
 """)
 CONNECTIONS = sa.text("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
 
@@ -506,6 +518,7 @@ class Soak:
             backfill_id = self.deploy_parser_change(day // BACKFILL_EVERY_DAYS + 1)
             self.backfills.append(backfill_id)
         self.wait_for_the_day(run_id, backfill_id)
+        self.log_failures_since(self.day_started_at[-1])
         deleted, archived = self.retention(day)
         for engine in (self.engine, self.dagster_engine):
             autovacuum_of_a_day(engine)
@@ -532,6 +545,11 @@ class Soak:
             lost += conn.execute(UNENDED_ENTITIES, {"opened": self.opened, "requested": self.requested}).scalar_one()
             failed = {failure_class: jobs for failure_class, jobs in conn.execute(FAILED_BY_CLASS)}
         return lost, failed
+
+    def log_failures_since(self, since: datetime) -> None:
+        with self.engine.connect() as conn:
+            for job in conn.execute(FAILED_SINCE, {"since": since}):
+                log(f"failed: {job.type} ({job.failure_class}, after {job.retry_count} retries): {job.error_message}")
 
     def retrieval_times(self) -> list[float]:
         answer = httpx.get(self.stack.settings.register_base_url + "/_sample/retrievals", timeout=60)
