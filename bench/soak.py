@@ -193,19 +193,32 @@ TABLE_BYTES = sa.text("""
 """)
 # What autovacuum would do now, table by table, the system catalogs' and TOAST tables' too: vacuum
 # the tables with more dead or newly inserted rows than its thresholds for their size, and analyze
-# those (not TOAST tables) with more changed rows than its analyze threshold.
+# those (not TOAST tables) with more changed rows than its analyze threshold. A table's own
+# settings (its reloptions, a TOAST table's holding the toast.* ones) come before the server's.
 AUTOVACUUM_DUE = sa.text("""
-    SELECT format('%I.%I', s.schemaname, s.relname) AS name,
-           s.n_dead_tup > current_setting('autovacuum_vacuum_threshold')::int
-                        + current_setting('autovacuum_vacuum_scale_factor')::float8 * greatest(c.reltuples, 0)
-        OR s.n_ins_since_vacuum > current_setting('autovacuum_vacuum_insert_threshold')::int
-                        + current_setting('autovacuum_vacuum_insert_scale_factor')::float8 * greatest(c.reltuples, 0)
+    WITH setting AS (
+        SELECT c.oid, c.relkind, c.reltuples, o.name,
+               coalesce((SELECT split_part(option, '=', 2) FROM unnest(c.reloptions) option
+                          WHERE split_part(option, '=', 1) = o.name), current_setting(o.name))::float8 AS value
+          FROM pg_class c
+         CROSS JOIN unnest(ARRAY['autovacuum_vacuum_threshold', 'autovacuum_vacuum_scale_factor',
+                                 'autovacuum_vacuum_insert_threshold', 'autovacuum_vacuum_insert_scale_factor',
+                                 'autovacuum_analyze_threshold', 'autovacuum_analyze_scale_factor']) o(name)
+    ), table_settings AS (
+        SELECT oid, relkind, greatest(reltuples, 0) AS tuples, jsonb_object_agg(name, value) AS s
+          FROM setting GROUP BY oid, relkind, reltuples
+    )
+    SELECT format('%I.%I', st.schemaname, st.relname) AS name,
+           st.n_dead_tup > (s->>'autovacuum_vacuum_threshold')::float8
+                         + (s->>'autovacuum_vacuum_scale_factor')::float8 * tuples
+        OR st.n_ins_since_vacuum > (s->>'autovacuum_vacuum_insert_threshold')::float8
+                         + (s->>'autovacuum_vacuum_insert_scale_factor')::float8 * tuples
            AS vacuum,
-           c.relkind <> 't'
-       AND s.n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::int
-                        + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(c.reltuples, 0)
+           relkind <> 't'
+       AND st.n_mod_since_analyze > (s->>'autovacuum_analyze_threshold')::float8
+                         + (s->>'autovacuum_analyze_scale_factor')::float8 * tuples
            AS analyze
-      FROM pg_stat_all_tables s JOIN pg_class c ON c.oid = s.relid
+      FROM pg_stat_all_tables st JOIN table_settings t ON t.oid = st.relid
 """)
 # The jobs that failed since a moment, with the error of their last attempt, so that a failure
 # counted in failed_by_class can be looked into after the soak's databases are gone.

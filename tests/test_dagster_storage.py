@@ -20,18 +20,21 @@ SETTINGS = Settings(max_concurrent_runs=5, people_run_slots=2)
 
 
 @pytest.fixture
-def instance(server_url, tmp_path):
-    storage_url = server_url.set(database=f"hreg_storage_{uuid.uuid4().hex[:8]}")
-    ensure_storage(storage_url)
+def storage_url(server_url):
+    url = server_url.set(database=f"hreg_storage_{uuid.uuid4().hex[:8]}")
+    ensure_storage(url)
+    yield url
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture
+def instance(storage_url, tmp_path):
     write_instance_config(tmp_path, storage_url, SETTINGS)
-    try:
-        with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
-            yield instance
-    finally:
-        admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{storage_url.database}" WITH (FORCE)'))
-        admin.dispose()
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        yield instance
 
 
 def catalog_questions(instance: dg.DagsterInstance) -> list[str]:
@@ -78,6 +81,37 @@ def test_a_new_deployment_shows_no_newsletter_modal(instance):
     # The webserver shows Dagster's "Join the Dagster community" modal while shouldShowNux is
     # true: nux enabled on the instance, and no one has dismissed it in this DAGSTER_HOME yet.
     assert instance.nux_enabled is False
+
+
+# A table's autovacuum scale factor and its TOAST table's, by table name.
+SCALE_FACTORS = sa.text("""
+    SELECT c.relname,
+           (SELECT option FROM unnest(c.reloptions) option WHERE option LIKE 'autovacuum_vacuum_scale_factor=%'),
+           (SELECT option FROM unnest(t.reloptions) option WHERE option LIKE 'autovacuum_vacuum_scale_factor=%')
+      FROM pg_class c LEFT JOIN pg_class t ON t.oid = c.reltoastrelid
+     WHERE c.relname = ANY(:tables)
+""")
+
+
+def test_the_tables_retention_deletes_from_are_vacuumed_after_a_day_of_deletions_not_six(storage_url):
+    # Retention deletes a thirtieth of these tables a day; at autovacuum's default (a fifth dead)
+    # their files would grow by six days of deletions before the space is reused.
+    tables = ["event_logs", "asset_event_tags", "asset_check_executions", "runs", "run_tags", "job_ticks"]
+    # Again on a database that has them, as every start of the stack does.
+    ensure_storage(storage_url)
+    engine = sa.create_engine(storage_url)
+    with engine.connect() as conn:
+        found = {name: (own, toast) for name, own, toast in conn.execute(SCALE_FACTORS, {"tables": tables})}
+    engine.dispose()
+    setting = "autovacuum_vacuum_scale_factor=0.02"
+    assert found == {
+        "event_logs": (setting, setting),
+        "asset_event_tags": (setting, None),
+        "asset_check_executions": (setting, setting),
+        "runs": (setting, setting),
+        "run_tags": (setting, None),
+        "job_ticks": (setting, setting),
+    }
 
 
 def test_the_run_queue_starts_five_runs_at_once_three_of_a_backfill_looking_every_second(instance):

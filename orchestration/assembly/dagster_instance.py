@@ -11,9 +11,11 @@ from pathlib import Path
 import yaml
 from dagster import DagsterInstance
 from sqlalchemy.engine import URL
+from sqlalchemy.pool import NullPool
 
 from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG
-from orchestration.db.engine import ensure_database
+from orchestration.db.engine import create_app_engine, ensure_database
+from orchestration.db.sql_definitions import SQL_DIR, run_sql
 from orchestration.records.object_store import S3ObjectStore, open_object_store
 from orchestration.settings import Settings
 
@@ -23,6 +25,9 @@ from orchestration.settings import Settings
 # is not a failed launch (DAGSTER_GRPC_TIMEOUT_SECONDS, which every child of the stack gets).
 RUN_START_TIMEOUT_SECONDS = 180
 
+
+# The autovacuum settings of the tables of Dagster's database that retention deletes from.
+DAGSTER_AUTOVACUUM_SQL = SQL_DIR / "dagster" / "autovacuum.sql"
 
 # Dagster's three storages, by the key of the instance config that names each.
 STORAGE_CLASSES = {"run": "RunStorage", "event_log": "EventLogStorage", "schedule": "ScheduleStorage"}
@@ -117,13 +122,18 @@ def tick_retention(settings: Settings) -> dict:
 
 
 def ensure_storage(dagster_url: URL) -> None:
-    """Dagster's database at ``dagster_url`` with its tables, created when missing."""
+    """Dagster's database at ``dagster_url`` with its tables, created when missing, and the
+    autovacuum settings of the tables retention deletes from."""
     ensure_database(dagster_url)
     from dagster_postgres import DagsterPostgresStorage  # Dagster's storage, for the stack's start only
 
     # Constructed with table creation on, the storage creates what is missing, as every process
     # would if the instance config let it; it holds no connection afterwards (no pool).
     DagsterPostgresStorage(dagster_url.render_as_string(hide_password=False), should_autocreate_tables=True)
+    engine = create_app_engine(dagster_url, poolclass=NullPool)
+    with engine.begin() as connection:
+        run_sql(connection, DAGSTER_AUTOVACUUM_SQL.read_text())
+    engine.dispose()
 
 
 @dataclass(frozen=True)
