@@ -273,7 +273,8 @@ def _draw_document(
         layout != "multipage" and rng.random() < 0.3
     )
 
-    count = rng.randint(*holder_count[layout])
+    # Every share is of whole euros (GmbHG §5(2)), so an UG of 1 € has one holder, of 3 € at most three.
+    count = min(rng.randint(*holder_count[layout]), int(capital))
     kinds = ["organisation" if rng.random() < organisation_share[layout] else "person" for _ in range(count)]
     if layout in ("corporate", "foreign") and "organisation" not in kinds:
         kinds[0] = "organisation"
@@ -403,7 +404,6 @@ def _split_capital(rng: random.Random, capital: Decimal, count: int, *, with_sma
     """Whole-unit holdings summing to ``capital``; any cents go to the first holder."""
     units = int(capital)
     cents = capital - units
-    count = min(count, units)
     small = max(1, units // 250) if with_small_holder and count > 1 and units >= 200 else None
     remaining = units - (small or 0)
     regular = count - (1 if small else 0)

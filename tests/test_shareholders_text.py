@@ -71,6 +71,20 @@ def test_capital_with_cents_from_a_currency_conversion():
         assert sum(holder.nominal_total for holder in result.shareholders) == capital
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("capital", [Decimal(1), Decimal(3)])
+def test_an_ug_with_fewer_euros_of_capital_than_a_list_has_holders_has_a_list_read_as_generated(layout, capital):
+    # Each holder holds at least a whole euro: a 1 € UG's list names one holder, a 3 € UG's at most
+    # three (a multipage list has sixteen or more holders otherwise).
+    generated = _generated(5, layout, capital)
+
+    result = parse_shareholder_list(generated.content, capital=capital, method="rules")
+
+    assert 1 <= len(result.shareholders) <= capital
+    assert sum(holder.nominal_total for holder in result.shareholders) == capital
+    assert _content(result) == _content(generated.expected)
+
+
 def test_ranges_of_one_euro_shares():
     generated = _generated(2, "ranges")
 
