@@ -31,9 +31,12 @@ of the retentions follow the simulated days: at the end of day d, Dagster's rete
 (orchestration.assembly.dagster_retention.delete_old_runs, what dagster_retention_sensor runs) is
 run with the moment simulated day d + 1 - HREG_DAGSTER_RETENTION_DAYS began as its cutoff,
 Dagster's tick retention (the purge its daemon does after each tick, with the `retention:`
-settings we write) with each tick status's days counted the same way, and our job archive (what
-job_archive_sensor runs) with the day d + 1 - HREG_JOB_ARCHIVE_AFTER_DAYS. The sensors and the
-daemon's own purge run too, by the real clock, so within the soak they find nothing that old.
+settings we write) with each tick status's days counted the same way, the asset daemon's purge
+of its evaluations (EVALUATIONS_TTL_DAYS), and our job archive (what job_archive_sensor runs)
+with the day d + 1 - HREG_JOB_ARCHIVE_AFTER_DAYS. The sensors and the daemon's own purges run
+too, by the real clock, so within the soak they find nothing that old. The weekly rebuild of
+Dagster's indexes (dagster_storage_maintenance_schedule) runs at the end of days 1, 8, 15 and so
+on, the days after the backfills'.
 `--retention-days 7` lets retention act from day 8 of a 60-day soak; the default is the
 product's 30 days.
 
@@ -44,7 +47,8 @@ that a real day's vacuums make reusable. So at the end of each day, after the re
 soak does what autovacuum would have done by then: in both databases it vacuums every table,
 system catalogs and TOAST tables included, with more dead or newly inserted rows than
 autovacuum's thresholds for its size (autovacuum_vacuum_threshold +
-autovacuum_vacuum_scale_factor x its rows, and the same for inserts), and analyzes those with
+autovacuum_vacuum_scale_factor x its rows, and the same for inserts; a table's own settings
+first), and analyzes those with
 more changed rows than the analyze threshold. (An ANALYZE of every table every day, as an
 earlier version of the soak ran, rewrote the statistics each time and made pg_statistic one of
 the tables that grew.)
@@ -98,8 +102,11 @@ import sqlalchemy as sa
 import yaml
 
 from bench.common import bench_stack_environment, free_port, log
+from orchestration.assembly.dagster_instance import DAGSTER_REINDEX_SQL
+from orchestration.assembly.dagster_internals import EVALUATIONS_TTL_DAYS
 from orchestration.assembly.dagster_retention import delete_old_runs
 from orchestration.db.engine import create_app_engine
+from orchestration.db.index_rebuild import rebuild_indexes
 from orchestration.db.migrate import upgrade
 from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records import companies
@@ -473,6 +480,7 @@ class Soak:
                 if done.reached_end:
                     break
         self.purge_ticks(day)
+        self.purge_asset_evaluations(day)
         archive_before = self.cutoff(day, self.settings.job_archive_after_days)
         if archive_before is not None:
             archived = queue.archive_all_completed(
@@ -493,6 +501,13 @@ class Soak:
                     self.instance.purge_ticks(
                         state.instigator_origin_id, state.selector_id, before.timestamp(), [status]
                     )
+
+    def purge_asset_evaluations(self, day: int) -> None:
+        """The asset daemon's purge of its evaluations of automation conditions after each tick
+        (older than EVALUATIONS_TTL_DAYS by the real clock), on the simulated calendar instead."""
+        before = self.cutoff(day, EVALUATIONS_TTL_DAYS)
+        if before is not None:
+            self.instance.schedule_storage.purge_asset_evaluations(before.timestamp())
 
     # -- figures
 
@@ -535,6 +550,10 @@ class Soak:
         deleted, archived = self.retention(day)
         for engine in (self.engine, self.dagster_engine):
             autovacuum_of_a_day(engine)
+        if day % BACKFILL_EVERY_DAYS == 0:
+            # The weekly schedule's rebuild (sensors.storage_maintenance), on the simulated
+            # calendar: on the day after a backfill's, the day of the week the backfills keep clear.
+            log(rebuild_indexes(self.dagster_engine, DAGSTER_REINDEX_SQL).describe())
         dagster_bytes, app_bytes, largest, table_bytes, connections = self.figures()
         self.max_connections = max(self.max_connections, connections)
         return Day(

@@ -49,6 +49,7 @@ from sensors.jobs import (
     lease_reaper_sensor,
 )
 from sensors.retention import dagster_retention_sensor
+from sensors.storage_maintenance import dagster_storage_maintenance_job, dagster_storage_maintenance_schedule
 
 # Beta parameters we use on purpose: a court backfill's runs (`backfill_policy`), and `owners`, which
 # Dagster passes to every sensor it builds. Filtered by their exact message here, in the module every
@@ -128,8 +129,8 @@ def build_definitions(settings: Settings | None = None, job_types: JobTypes = JO
         assets=assets,
         # Also the executor of the implicit asset job that the UI's materializations and backfills use.
         executor=executor,
-        jobs=[*(job for _, job in jobs), register_announcements_job],
-        schedules=[register_announcements_schedule],
+        jobs=[*(job for _, job in jobs), register_announcements_job, dagster_storage_maintenance_job],
+        schedules=[register_announcements_schedule, dagster_storage_maintenance_schedule],
         sensors=[
             *(build_job_sensor(spec, job, versions) for spec, job in jobs),
             lease_reaper_sensor,

@@ -40,6 +40,7 @@ PINNED_VALUES = {
         "ASSET_PARTITION_RANGE_START_TAG": "dagster/asset_partition_range_start",
         "ASSET_PARTITION_RANGE_END_TAG": "dagster/asset_partition_range_end",
     },
+    "dagster._daemon.asset_daemon": {"EVALUATIONS_TTL_DAYS": 30},
     "dagster._daemon.controller": {"DEFAULT_DAEMON_INTERVAL_SECONDS": 30},
 }
 # Module -> enum -> the values of its members the project names.

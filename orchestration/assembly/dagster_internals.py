@@ -78,6 +78,11 @@ from dagster._core.storage.tags import (
     PARTITION_NAME_TAG,
 )
 
+# How long the asset daemon keeps its evaluations of automation conditions: it purges older ones
+# after each tick, by the real clock. bench.soak, whose days are simulated, purges on its calendar
+# with the same age. Not configurable (no `retention:` setting), not public. None known.
+from dagster._daemon.asset_daemon import EVALUATIONS_TTL_DAYS
+
 # How often the daemon's loops (the backfill daemon's among them) look: bench.backfill launches a
 # backfill at a fixed phase of that loop. Not configurable, not public. None known.
 from dagster._daemon.controller import DEFAULT_DAEMON_INTERVAL_SECONDS
@@ -95,6 +100,7 @@ from sqlalchemy.engine import Connection
 __all__ = [
     "BACKFILL_ID_TAG",
     "DEFAULT_DAEMON_INTERVAL_SECONDS",
+    "EVALUATIONS_TTL_DAYS",
     "EventLogStorage",
     "InstigatorType",
     "RunStorage",
@@ -108,6 +114,7 @@ __all__ = [
     "latest_check_run_ids",
     "partition_keys_of_run",
     "provenance_tags",
+    "storage_database_url",
 ]
 
 
@@ -171,7 +178,7 @@ def latest_check_run_ids(
 def delete_check_executions_of_runs(instance: dg.DagsterInstance, run_ids: Sequence[str]) -> int:
     """Delete the asset check executions of ``run_ids`` (runs about to be deleted) in one statement;
     returns how many went."""
-    storage = _postgres_event_log_storage(instance, "asset check executions")
+    storage = _postgres_event_log_storage(instance, "deleting asset check executions")
     if not run_ids:
         return 0
     executions = AssetCheckExecutionsTable
@@ -187,7 +194,7 @@ def delete_events_of_runs(
 ) -> int:
     """Delete the events of ``event_types`` of ``run_ids`` and their log messages below the logging
     level ``logs_below_level``, in one statement; returns how many went."""
-    storage = _postgres_event_log_storage(instance, "events of runs")
+    storage = _postgres_event_log_storage(instance, "deleting events of runs")
     if not run_ids:
         return 0
     events = SqlEventLogStorageTable
@@ -199,10 +206,16 @@ def delete_events_of_runs(
         return conn.execute(events.delete().where(events.c.run_id.in_(run_ids), sa.or_(of_types, below))).rowcount
 
 
+def storage_database_url(instance: dg.DagsterInstance) -> str:
+    """The URL of the PostgreSQL database holding ``instance``'s event log, as its storage
+    connects (for maintenance of Dagster's tables: the instance has no public accessor)."""
+    return _postgres_event_log_storage(instance, "rebuilding indexes").postgres_url
+
+
 def _postgres_event_log_storage(instance: dg.DagsterInstance, what: str) -> PostgresEventLogStorage:
     storage = instance.event_log_storage
     if not isinstance(storage, PostgresEventLogStorage):
-        raise TypeError(f"{what} are deleted from PostgreSQL only, not {type(storage).__name__}")
+        raise TypeError(f"{what} needs Dagster's PostgreSQL storage, not {type(storage).__name__}")
     return storage
 
 
