@@ -15,7 +15,7 @@ register), its code location bench.soak_location. Each simulated day:
 - the day ends once its work is done (every job finished, its runs and backfill too), and then
   the retentions run and the day's figures are read.
 
-The day is kept light so that 60 of them fit in an afternoon on 2 shared cores (on a quiet
+The day is kept light so that 94 of them fit in an afternoon on 2 shared cores (on a quiet
 machine a plain day takes 5 to 10 s and a backfill day under a minute; twice that while other
 work loads the cores): one of each person's request, not many; a
 shareholder list with a text layer, as a scan's OCR takes half a minute of CPU (bench.shareholders
@@ -37,8 +37,7 @@ with the day d + 1 - HREG_JOB_ARCHIVE_AFTER_DAYS. The sensors and the daemon's o
 too, by the real clock, so within the soak they find nothing that old. The weekly rebuild of
 Dagster's indexes (dagster_storage_maintenance_schedule) runs at the end of days 1, 8, 15 and so
 on, the days after the backfills'.
-`--retention-days 7` lets retention act from day 8 of a 60-day soak; the default is the
-product's 30 days.
+`--retention-days 7` lets retention act from day 8; the default is the product's 30 days.
 
 Autovacuum. PostgreSQL's autovacuum looks at the tables once every autovacuum_naptime (a
 minute): 1440 times in a real day, about once in a simulated one. Without more, the rows the
@@ -71,6 +70,10 @@ it, a line for each job that failed that day, with the error of its last attempt
 Last line: one JSON object with days, dagster_db_bytes_first_retention_day (the Dagster
 database's size at the end of the first day retention deleted runs), dagster_db_bytes_last_day,
 dagster_db_growth_since_first_retention_day (the last over the first, less one),
+dagster_db_growth_same_weekday (the same for the last day a whole number of weeks after the
+first retention day, same_weekday: the size moves in a weekly saw of backfills and index
+rebuilds, which only days at the same point of the week compare across),
+dagster_db_growth_largest (the largest day since the first retention day, largest_day),
 dagster_table_growth_bytes (what each of its tables grew by between those two days, indexes and
 TOAST included), app_db_bytes_last_day, rss_growth_ratio, rss_growth_by_process and rss_days_compared (see
 Memory), max_connections, jobs_lost (jobs not finished once the last day's work had time to
@@ -78,8 +81,8 @@ end, and searches, opens and requests that did not end, completed or failed), fa
 (failed jobs by failure class, the archive's too), max_retrievals_in_any_hour, runs_deleted,
 day_seconds_median, backfills and per_day (the daily figures).
 
-    .venv/bin/python -m bench.soak --days 90            # the 30-day retention acting for 60 days, 30 to 45 minutes
-    .venv/bin/python -m bench.soak --retention-days 7   # 60 simulated days, 10 to 30 minutes
+    .venv/bin/python -m bench.soak                      # 94 days: the 30-day retention acting for nine weeks, 15 to 45 minutes
+    .venv/bin/python -m bench.soak --retention-days 7 --days 60   # 10 to 30 minutes
     .venv/bin/python -m bench.soak --days 1             # the smoke run: under a minute
 """
 
@@ -128,6 +131,9 @@ SEARCH_OPENS = 1
 # Companies a day's shareholder request is drawn from, of which it takes one whose list has a text layer.
 REQUEST_CANDIDATES = 50
 BACKFILL_EVERY_DAYS = 7
+# 30 days before the product's retention acts, then nine weeks of it: the last day falls at the
+# same point of the backfills' week as the first retention day.
+DAYS = 94
 DAY_TIMEOUT_S = 1200
 WORK_POLL_S = 0.5  # how often the day looks whether its work is done
 # A code server younger than this may still be loading the code: its memory is read once it is this old.
@@ -601,6 +607,37 @@ def autovacuum_of_a_day(engine: sa.Engine) -> None:
                 conn.execute(sa.text(f"ANALYZE {table.name}"))
 
 
+def dagster_db_growth(days: list[Day], first: Day | None) -> dict[str, int | float | None]:
+    """The Dagster database's size on ``first``, the first day retention deleted runs, and on the
+    last day, and how far it grew from the first to the last, to the last day at the same point
+    of the backfills' week (a weekly saw is compared with itself), and to its largest since."""
+    last = days[-1]
+    if first is None:
+        return {
+            "dagster_db_bytes_first_retention_day": None,
+            "first_retention_day": None,
+            "dagster_db_bytes_last_day": last.dagster_db_bytes,
+            "dagster_db_growth_since_first_retention_day": None,
+        }
+    since = [d for d in days if d.day >= first.day]
+    same_weekday = [d for d in since if (d.day - first.day) % BACKFILL_EVERY_DAYS == 0][-1]
+    largest = max(since, key=lambda d: d.dagster_db_bytes)
+
+    def growth(day: Day) -> float:
+        return round(day.dagster_db_bytes / first.dagster_db_bytes - 1, 3)
+
+    return {
+        "dagster_db_bytes_first_retention_day": first.dagster_db_bytes,
+        "first_retention_day": first.day,
+        "dagster_db_bytes_last_day": last.dagster_db_bytes,
+        "dagster_db_growth_since_first_retention_day": growth(last),
+        "dagster_db_growth_same_weekday": growth(same_weekday),
+        "same_weekday": same_weekday.day,
+        "dagster_db_growth_largest": growth(largest),
+        "largest_day": largest.day,
+    }
+
+
 def table_growth(first: Day | None, last: Day) -> dict[str, int]:
     """How much each table of the Dagster database grew from ``first`` to ``last`` (bytes with
     indexes and TOAST), the ones that grew most first, for the tables that changed."""
@@ -636,7 +673,7 @@ def write_workspace(data_dir: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--days", type=int, default=60, help="simulated days (default 60)")
+    parser.add_argument("--days", type=int, default=DAYS, help=f"simulated days (default {DAYS})")
     parser.add_argument("--scale", type=float, default=SCALE, help="portal seconds per real second (default 60)")
     parser.add_argument(
         "--retention-days", type=float, default=30, help="HREG_DAGSTER_RETENTION_DAYS, in simulated days (default 30)"
@@ -683,11 +720,7 @@ def main() -> None:
         json.dumps(
             {
                 "days": len(days),
-                "dagster_db_bytes_first_retention_day": first_retention and first_retention.dagster_db_bytes,
-                "first_retention_day": first_retention and first_retention.day,
-                "dagster_db_bytes_last_day": last.dagster_db_bytes,
-                "dagster_db_growth_since_first_retention_day": first_retention
-                and round(last.dagster_db_bytes / first_retention.dagster_db_bytes - 1, 3),
+                **dagster_db_growth(days, first_retention),
                 "dagster_table_growth_bytes": table_growth(first_retention, last),
                 "app_db_bytes_last_day": last.app_db_bytes,
                 "rss_growth_ratio": round(max(rss_growth.values()), 3),
