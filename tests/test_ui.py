@@ -41,7 +41,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Every step of the UI waits at most this long (a busy machine renders slowly), well inside the
 # 600 s a test has.
 UI_WAIT_MS = 120_000
-# The court list's filter: how long one try waits for it, and how often the list is opened again.
+# A pick in the court list: how long one try waits, and how often the list is opened again.
 FILTER_WAIT_MS = 15_000
 FILTER_ATTEMPTS = 4
 ONBOARDING_HEADING = "Join the Dagster community"
@@ -137,19 +137,26 @@ def unsynced_courts(page: Page, tmp_path) -> list[str]:
     return unsynced
 
 
-def filter_court_list(court_list: Locator, search: Locator, court: str) -> None:
-    """Type ``court`` into the court list's filter, opening the list first. The list re-renders
-    its selection after each pick, and under load it may close then, as it may for a person: who
-    opens it again."""
-    for _ in range(FILTER_ATTEMPTS):
-        if not search.is_visible():
-            court_list.click()
+def pick_court(page: Page, court_list: Locator, search: Locator, court: str) -> None:
+    """Pick ``court`` in the court list: open the list, type the court into its filter, tick it.
+    The list re-renders its selection after each pick, and under load it may close meanwhile or
+    swap the item for a new one, as it may for a person: who opens the list again and looks
+    whether the court is ticked before clicking it."""
+    item = page.get_by_role("menuitem").filter(has_text=court)
+    checkbox = item.get_by_role("checkbox")
+    for attempt in range(FILTER_ATTEMPTS):
+        wait_ms = UI_WAIT_MS if attempt == FILTER_ATTEMPTS - 1 else FILTER_WAIT_MS
         try:
-            search.fill(court, timeout=FILTER_WAIT_MS)
+            if not search.is_visible():
+                court_list.click(timeout=wait_ms)
+            search.fill(court, timeout=wait_ms)
+            if not checkbox.is_checked(timeout=wait_ms):
+                item.click(timeout=wait_ms)
+            expect(checkbox).to_be_checked(timeout=wait_ms)
             return
-        except PlaywrightTimeoutError:
-            continue
-    search.fill(court, timeout=UI_WAIT_MS)
+        except (PlaywrightTimeoutError, AssertionError):
+            if attempt == FILTER_ATTEMPTS - 1:
+                raise
 
 
 def launch_backfill_of(page: Page, courts: list[str], tmp_path) -> str:
@@ -171,10 +178,7 @@ def launch_backfill_of(page: Page, courts: list[str], tmp_path) -> str:
     for court in courts:
         if court == focused:
             continue
-        filter_court_list(court_list, search, court)
-        item = page.get_by_role("menuitem").filter(has_text=court)
-        item.click()
-        expect(item.get_by_role("checkbox")).to_be_checked(timeout=UI_WAIT_MS)
+        pick_court(page, court_list, search, court)
     page.keyboard.press("Escape")
     expect(dialog.get_by_text(f"{len(courts)} partitions", exact=True)).to_be_visible(timeout=UI_WAIT_MS)
     for court in courts:
