@@ -79,7 +79,8 @@ TOAST included), app_db_bytes_last_day, rss_growth_ratio, rss_growth_by_process 
 Memory), max_connections, jobs_lost (jobs not finished once the last day's work had time to
 end, and searches, opens and requests that did not end, completed or failed), failed_by_class
 (failed jobs by failure class, the archive's too), max_retrievals_in_any_hour, runs_deleted,
-day_seconds_median, backfills and per_day (the daily figures).
+day_seconds_median, backfills and per_day (the daily figures, with the Dagster database's size in
+its parts, PostgreSQL's catalogs, Dagster's tables, their indexes and their TOAST, and each table's).
 
     .venv/bin/python -m bench.soak                      # 94 days: the 30-day retention acting for nine weeks, 15 to 45 minutes
     .venv/bin/python -m bench.soak --retention-days 7 --days 60   # 10 to 30 minutes
@@ -243,6 +244,18 @@ FAILED_SINCE = sa.text("""
      WHERE j.status = 'failed' AND j.updated_at >= :since
      ORDER BY j.updated_at
 """)
+# The Dagster database's size in its parts, every fork of every relation counted: PostgreSQL's own
+# catalogs (with their indexes and TOAST), then Dagster's tables, their indexes and their TOAST.
+DB_PARTS = sa.text("""
+    SELECT CASE WHEN c.oid < 16384 THEN 'catalogs'
+                WHEN c.relkind = 'i' THEN 'indexes'
+                WHEN c.relkind = 't' THEN 'toast'
+                ELSE 'tables' END AS part,
+           sum(pg_relation_size(c.oid, fork.name))::bigint AS bytes
+      FROM pg_class c CROSS JOIN unnest(ARRAY['main', 'fsm', 'vm', 'init']) fork(name)
+     WHERE c.relkind IN ('r', 'i', 't', 'm')
+     GROUP BY 1 ORDER BY 1
+""")
 CONNECTIONS = sa.text("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
 
 
@@ -332,6 +345,7 @@ class Day:
     app_db_bytes: int
     largest: dict[str, int]
     dagster_table_bytes: dict[str, int]
+    dagster_db_parts: dict[str, int]
     rss_mb: dict[str, float]
     connections: int
     runs_deleted: int
@@ -517,7 +531,7 @@ class Soak:
 
     # -- figures
 
-    def figures(self) -> tuple[int, int, dict[str, int], dict[str, int], int]:
+    def figures(self) -> tuple[int, int, dict[str, int], dict[str, int], dict[str, int], int]:
         with self.engine.connect() as conn:
             app_bytes = conn.execute(sa.text("SELECT pg_database_size(current_database())")).scalar_one()
             largest = {f"app.{row.name}": row.rows for row in conn.execute(LARGEST, {"n": LARGEST_TABLES})}
@@ -526,7 +540,8 @@ class Soak:
             dagster_bytes = conn.execute(sa.text("SELECT pg_database_size(current_database())")).scalar_one()
             largest |= {f"dagster.{row.name}": row.rows for row in conn.execute(LARGEST, {"n": LARGEST_TABLES})}
             table_bytes = {row.name: row.bytes for row in conn.execute(TABLE_BYTES)}
-        return dagster_bytes, app_bytes, largest, table_bytes, connections
+            parts = {row.part: row.bytes for row in conn.execute(DB_PARTS)}
+        return dagster_bytes, app_bytes, largest, table_bytes, parts, connections
 
     def rss_mb(self) -> dict[str, float]:
         """Resident memory of the daemon, the webserver and the code server each serves from: that
@@ -560,7 +575,7 @@ class Soak:
             # The weekly schedule's rebuild (sensors.storage_maintenance), on the simulated
             # calendar: on the day after a backfill's, the day of the week the backfills keep clear.
             log(rebuild_indexes(self.dagster_engine, DAGSTER_REINDEX_SQL).describe())
-        dagster_bytes, app_bytes, largest, table_bytes, connections = self.figures()
+        dagster_bytes, app_bytes, largest, table_bytes, parts, connections = self.figures()
         self.max_connections = max(self.max_connections, connections)
         return Day(
             day=day + 1,
@@ -569,6 +584,7 @@ class Soak:
             app_db_bytes=app_bytes,
             largest=largest,
             dagster_table_bytes=table_bytes,
+            dagster_db_parts=parts,
             rss_mb=self.rss_mb(),
             connections=self.max_connections,
             runs_deleted=deleted,
@@ -740,6 +756,8 @@ def main() -> None:
                         "day": d.day,
                         "seconds": round(d.seconds, 1),
                         "dagster_db_bytes": d.dagster_db_bytes,
+                        "dagster_db_parts": d.dagster_db_parts,
+                        "dagster_table_bytes": d.dagster_table_bytes,
                         "app_db_bytes": d.app_db_bytes,
                         "rss_mb": {name: round(mb, 1) for name, mb in d.rss_mb.items()},
                         "connections": d.connections,

@@ -84,6 +84,7 @@ def soak_day(day: int, megabytes: float, runs_deleted: int) -> Day:
         app_db_bytes=0,
         largest={},
         dagster_table_bytes={},
+        dagster_db_parts={},
         rss_mb={},
         connections=1,
         runs_deleted=runs_deleted,
