@@ -80,7 +80,8 @@ Memory), max_connections, jobs_lost (jobs not finished once the last day's work 
 end, and searches, opens and requests that did not end, completed or failed), failed_by_class
 (failed jobs by failure class, the archive's too), max_retrievals_in_any_hour, runs_deleted,
 day_seconds_median, backfills and per_day (the daily figures, with the Dagster database's size in
-its parts, PostgreSQL's catalogs, Dagster's tables, their indexes and their TOAST, and each table's).
+its parts, PostgreSQL's catalogs, Dagster's tables, their indexes and their TOAST, and each table's,
+the day's runs by job and the runs older than the cutoff that retention kept).
 
     .venv/bin/python -m bench.soak                      # 94 days: the 30-day retention acting for nine weeks, 15 to 45 minutes
     .venv/bin/python -m bench.soak --retention-days 7 --days 60   # 10 to 30 minutes
@@ -96,6 +97,7 @@ import random
 import statistics
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -349,6 +351,9 @@ class Day:
     rss_mb: dict[str, float]
     connections: int
     runs_deleted: int
+    # The day's runs by job, and the runs older than retention's cutoff that it kept.
+    runs_by_job: dict[str, int]
+    runs_kept_past_cutoff: int
     jobs_archived: int
     backfill: bool
 
@@ -358,7 +363,8 @@ class Day:
         return (
             f"day {self.day}: {self.seconds:.0f}s{' (backfill)' if self.backfill else ''}; dagster db "
             f"{self.dagster_db_bytes / 2**20:.1f} MB, app db {self.app_db_bytes / 2**20:.1f} MB; rows: {tables}; "
-            f"RSS MB: {rss}; connections {self.connections}; runs deleted {self.runs_deleted}, "
+            f"RSS MB: {rss}; connections {self.connections}; runs {sum(self.runs_by_job.values())}, "
+            f"deleted {self.runs_deleted}, kept past the cutoff {self.runs_kept_past_cutoff}; "
             f"jobs archived {self.jobs_archived}"
         )
 
@@ -488,8 +494,9 @@ class Soak:
         first_kept = day + 1 - int(keep_days)
         return self.day_started_at[first_kept] if first_kept > 0 else None
 
-    def retention(self, day: int) -> tuple[int, int]:
-        deleted = archived = 0
+    def retention(self, day: int) -> tuple[int, int, int]:
+        """Runs deleted, runs older than the cutoff kept, jobs archived."""
+        deleted = kept = archived = 0
         retention = DagsterRetentionResource.from_settings(self.settings)
         created_before = self.cutoff(day, retention.retention_days)
         if created_before is not None:
@@ -499,6 +506,7 @@ class Soak:
                 self.retention_cursor = done.resume_after
                 if done.reached_end:
                     break
+            kept = self.instance.get_runs_count(dg.RunsFilter(created_before=created_before))
         self.purge_ticks(day)
         self.purge_asset_evaluations(day)
         archive_before = self.cutoff(day, self.settings.job_archive_after_days)
@@ -509,7 +517,11 @@ class Soak:
                 self.settings.job_archive_batch_size,
                 max_batches=1000,
             )
-        return deleted, archived
+        return deleted, kept, archived
+
+    def runs_by_job(self, since: datetime) -> dict[str, int]:
+        runs = self.instance.get_run_records(dg.RunsFilter(created_after=since))
+        return dict(sorted(Counter(record.dagster_run.job_name for record in runs).items()))
 
     def purge_ticks(self, day: int) -> None:
         """Dagster's retention of ticks (what its daemon does after each tick, by the real clock),
@@ -568,7 +580,8 @@ class Soak:
             self.backfills.append(backfill_id)
         self.wait_for_the_day(run_id, backfill_id)
         self.log_failures_since(self.day_started_at[-1])
-        deleted, archived = self.retention(day)
+        runs_by_job = self.runs_by_job(self.day_started_at[-1])
+        deleted, kept, archived = self.retention(day)
         for engine in (self.engine, self.dagster_engine):
             autovacuum_of_a_day(engine)
         if day % BACKFILL_EVERY_DAYS == 0:
@@ -588,6 +601,8 @@ class Soak:
             rss_mb=self.rss_mb(),
             connections=self.max_connections,
             runs_deleted=deleted,
+            runs_by_job=runs_by_job,
+            runs_kept_past_cutoff=kept,
             jobs_archived=archived,
             backfill=backfill_id is not None,
         )
@@ -762,6 +777,8 @@ def main() -> None:
                         "rss_mb": {name: round(mb, 1) for name, mb in d.rss_mb.items()},
                         "connections": d.connections,
                         "runs_deleted": d.runs_deleted,
+                        "runs_by_job": d.runs_by_job,
+                        "runs_kept_past_cutoff": d.runs_kept_past_cutoff,
                     }
                     for d in days
                 ],

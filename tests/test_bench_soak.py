@@ -88,6 +88,8 @@ def soak_day(day: int, megabytes: float, runs_deleted: int) -> Day:
         rss_mb={},
         connections=1,
         runs_deleted=runs_deleted,
+        runs_by_job={},
+        runs_kept_past_cutoff=0,
         jobs_archived=0,
         backfill=False,
     )
