@@ -56,7 +56,8 @@ PINNED_CLASSES = {
 PINNED_TABLES = {
     "dagster._core.storage.event_log.schema": {
         "AssetCheckExecutionsTable": ("asset_check_executions", ["run_id"]),
-        "SqlEventLogStorageTable": ("event_logs", ["run_id", "event", "dagster_event_type"]),
+        "AssetEventTagsTable": ("asset_event_tags", ["event_id"]),
+        "SqlEventLogStorageTable": ("event_logs", ["id", "run_id", "event", "dagster_event_type"]),
     },
 }
 # Module -> function -> (its parameters, what it returns for the documents asset).

@@ -14,13 +14,20 @@ company's document is no SI document, three times: each run fails. One run is qu
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 
 import dagster as dg
 import pytest
 import sqlalchemy as sa
 
 from database_helpers import fresh_database
-from orchestration.assembly.dagster_internals import BACKFILL_ID_TAG, InstigatorType, TickStatus
+from orchestration.assembly.dagster_internals import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+    BACKFILL_ID_TAG,
+    InstigatorType,
+    TickStatus,
+)
 from orchestration.assembly.dagster_retention import TRANSITORY_EVENT_TYPES, delete_old_runs
 from orchestration.db.engine import create_app_engine
 from orchestration.definitions import build_definitions, build_resources
@@ -40,6 +47,8 @@ OLD_VERSION = "0.9.0"
 COMPANY_RECORDS_PATH = ["company_records"]
 MUNICH, BERLIN, STUTTGART, BACKFILLED, HAMBURG = "D2601", "F1103", "B8534", "Y1308", "K1101"
 COURTS = [MUNICH, BERLIN, STUTTGART, BACKFILLED, HAMBURG]
+# Two courts next to each other in the partitions, which a backfill's run works together.
+HEILBRONN, ULM = "B8535", "B8536"
 
 COURT_VIEW = """
 query Courts($path: [String!]!, $partitions: [String!]) {
@@ -96,13 +105,23 @@ def stack(server_url, template_url, tmp_path_factory):
 
 
 def run_court(
-    instance: dg.DagsterInstance, court: str, *, version: str | None = None, success: bool = True, **options
+    instance: dg.DagsterInstance,
+    court: str,
+    *,
+    to: str | None = None,
+    version: str | None = None,
+    success: bool = True,
+    tags: dict[str, str] | None = None,
 ) -> str:
-    """A run of company_records over ``court`` (by the parser ``version``, default this code's)."""
+    """A run of company_records over ``court`` (to the court ``to``, as a backfill's run works a
+    range), by the parser ``version`` (default this code's)."""
     job_types = JOB_TYPES.deploying(JOB_TYPES.xml_parsing, version) if version else JOB_TYPES
-    result = run_court_partitions(
-        build_definitions(job_types=job_types), "company_records", instance, partition_key=court, **options
+    partitions = (
+        {"tags": {ASSET_PARTITION_RANGE_START_TAG: court, ASSET_PARTITION_RANGE_END_TAG: to, **(tags or {})}}
+        if to
+        else {"partition_key": court, "tags": tags}
     )
+    result = run_court_partitions(build_definitions(job_types=job_types), "company_records", instance, **partitions)
     assert result.success is success
     return result.run_id
 
@@ -147,23 +166,40 @@ def runs(stack) -> dict[str, str]:
     return runs
 
 
-def court_view(stack: devstack.Stack) -> dict:
-    """What the asset's pages show of the courts: stale status and causes, partition counts, the
+def court_view(stack: devstack.Stack, courts: list[str] = COURTS) -> dict:
+    """What the asset's pages show of ``courts``: stale status and causes, partition counts, the
     run of each court's latest materialization, and each check's latest execution."""
-    data = graphql(stack, COURT_VIEW, path=COMPANY_RECORDS_PATH, partitions=COURTS)
+    data = graphql(stack, COURT_VIEW, path=COMPANY_RECORDS_PATH, partitions=courts)
     (node,) = data["assetNodes"]
-    latest: dict[str, str] = {}
-    for materialization in data["assetOrError"]["assetMaterializations"]:  # newest first
-        latest.setdefault(materialization["partition"], materialization["runId"])
+    latest = {court: runs[0] for court, runs in materializing_runs(data).items()}
     return {
-        "stale": dict(zip(COURTS, node["staleStatusByPartition"], strict=True)),
-        "causes": dict(zip(COURTS, node["staleCausesByPartition"], strict=True)),
+        "stale": dict(zip(courts, node["staleStatusByPartition"], strict=True)),
+        "causes": dict(zip(courts, node["staleCausesByPartition"], strict=True)),
         "partitions": node["partitionStats"],
         "latest_run": latest,
         "checks": {
             check["name"]: check["executionForLatestMaterialization"] for check in node["assetChecksOrError"]["checks"]
         },
     }
+
+
+def materializing_runs(court_view_data: dict) -> dict[str, list[str]]:
+    """Court -> the runs of the materializations the asset's page lists for it, the newest first."""
+    runs: dict[str, list[str]] = {}
+    for materialization in court_view_data["assetOrError"]["assetMaterializations"]:  # newest first
+        runs.setdefault(materialization["partition"], []).append(materialization["runId"])
+    return runs
+
+
+def tags_of_events(stack: devstack.Stack, storage_ids: list[int]) -> int:
+    """How many rows of Dagster's asset_event_tags table belong to the events ``storage_ids``."""
+    engine = sa.create_engine(stack.dagster_url, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            query = sa.text("SELECT count(*) FROM asset_event_tags WHERE event_id = ANY(:ids)")
+            return conn.execute(query, {"ids": storage_ids}).scalar_one()
+    finally:
+        engine.dispose()
 
 
 def check_executions_by_run(stack: devstack.Stack) -> dict[str, int]:
@@ -296,3 +332,40 @@ def test_dagster_prunes_skipped_ticks_after_a_day_and_other_ticks_with_the_runs(
             TickStatus.SUCCESS: 30,
             TickStatus.FAILURE: 30,
         }
+
+
+def test_an_old_run_kept_for_one_court_keeps_only_that_court_of_its_materializations(stack):
+    stack, instance = stack
+    # A backfill's run works Heilbronn and Ulm; a later run materializes Heilbronn again.
+    pair = run_court(instance, HEILBRONN, to=ULM)
+    again = run_court(instance, HEILBRONN)
+    courts = [HEILBRONN, ULM]
+    before = court_view(stack, courts)
+    assert before["stale"] == {HEILBRONN: "FRESH", ULM: "FRESH"}
+    assert before["latest_run"] == {HEILBRONN: again, ULM: pair}
+    listed = graphql(stack, COURT_VIEW, path=COMPANY_RECORDS_PATH, partitions=courts)
+    assert materializing_runs(listed) == {HEILBRONN: [again, pair], ULM: [pair]}
+    replaced = [
+        record.storage_id
+        for record in instance.get_records_for_run(pair, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
+        if record.event_log_entry.get_dagster_event().partition == HEILBRONN
+    ]
+    assert len(replaced) == 1 and tags_of_events(stack, replaced)  # the guard below guards something
+
+    resume_after, kept = None, []
+    while True:
+        done = delete_old_runs(instance, datetime.now(UTC), resume_after=resume_after)
+        kept += done.kept["holding the latest event of an asset partition"]
+        resume_after = done.resume_after
+        if done.reached_end:
+            break
+
+    # The backfill's run stays for Ulm, which nothing has materialized since; its materialization
+    # of Heilbronn, which the later run replaced, goes with its tags, as it would have with the run.
+    assert pair in kept and again in kept
+    after = graphql(stack, COURT_VIEW, path=COMPANY_RECORDS_PATH, partitions=courts)
+    assert materializing_runs(after) == {HEILBRONN: [again], ULM: [pair]}
+    assert tags_of_events(stack, replaced) == 0
+    page = run_page(stack, pair)
+    assert [m["partition"] for step in page["stepStats"] for m in step["materializations"]] == [ULM]
+    assert court_view(stack, courts) == before

@@ -65,7 +65,16 @@ from dagster._core.scheduler.instigation import TickStatus
 # less than a whole run's events (DagsterInstance.delete_run). The table is Dagster's
 # (event_log/schema.py), written through the storage's connection, as Dagster's own writes are.
 # Would go with run retention in open-source Dagster (dagster-io/dagster#4100, open).
-from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable, SqlEventLogStorageTable
+#
+# The asset events of runs that retention keeps that a later event of the same asset partition
+# replaced, with their asset event tags, as SqlEventLogStorage.delete_events deletes a whole run's:
+# what deleting the run would have taken of them. No public API deletes single events. Would go
+# with run retention in open-source Dagster (dagster-io/dagster#4100, open).
+from dagster._core.storage.event_log.schema import (
+    AssetCheckExecutionsTable,
+    AssetEventTagsTable,
+    SqlEventLogStorageTable,
+)
 
 # The tags of a backfill's runs: which backfill a run belongs to and which partitions it works,
 # read off the other runs of a backfill so that a run done with its own courts helps theirs. Their
@@ -98,6 +107,8 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
 __all__ = [
+    "ASSET_PARTITION_RANGE_END_TAG",
+    "ASSET_PARTITION_RANGE_START_TAG",
     "BACKFILL_ID_TAG",
     "DEFAULT_DAEMON_INTERVAL_SECONDS",
     "EVALUATIONS_TTL_DAYS",
@@ -109,6 +120,7 @@ __all__ = [
     "backfill_id_of_run",
     "data_version_of",
     "data_version_tags",
+    "delete_asset_events",
     "delete_check_executions_of_runs",
     "delete_events_of_runs",
     "latest_check_run_ids",
@@ -204,6 +216,19 @@ def delete_events_of_runs(
     below = sa.and_(events.c.dagster_event_type.is_(None), level < logs_below_level)
     with storage.index_connection() as conn:
         return conn.execute(events.delete().where(events.c.run_id.in_(run_ids), sa.or_(of_types, below))).rowcount
+
+
+def delete_asset_events(instance: dg.DagsterInstance, storage_ids: Sequence[int]) -> int:
+    """Delete the events ``storage_ids`` (materializations, observations) and their asset event
+    tags, the tags first, so that a call cut short leaves no tag without its event; returns how
+    many events went."""
+    storage = _postgres_event_log_storage(instance, "deleting asset events")
+    if not storage_ids:
+        return 0
+    events, tags = SqlEventLogStorageTable, AssetEventTagsTable
+    with storage.index_connection() as conn:
+        conn.execute(tags.delete().where(tags.c.event_id.in_(storage_ids)))
+        return conn.execute(events.delete().where(events.c.id.in_(storage_ids))).rowcount
 
 
 def storage_database_url(instance: dg.DagsterInstance) -> str:

@@ -13,11 +13,14 @@ A run is kept while what the UI shows still reads it:
 - it failed or was canceled after planning an asset partition that has been neither materialized
   nor planned again since: the partitions page shows that partition failed from the run's plan.
 
-An old run that is kept keeps what those pages and its own page read: its asset events, its run
-and step events and its error messages. Its other events told how it went while it ran (engine
-events, resource and worker starts, inputs and outputs handled, log messages below ERROR); they go,
-as Dagster's database-tuning guide has them go from old runs, so that a kept run costs a fraction
-of what it did.
+An old run that is kept keeps what those pages and its own page read: its asset events that are
+still the latest of their partition, its run and step events and its error messages. Its other
+events told how it went while it ran (engine events, resource and worker starts, inputs and
+outputs handled, log messages below ERROR); they go, as Dagster's database-tuning guide has them
+go from old runs. Its materializations and observations of partitions that a later event of the
+same kind replaced go too, as they would have gone with the run: a run that worked many courts is
+kept for the one court nothing has materialized since, and then holds little more than that
+court's event, so that what kept runs cost is bounded by the asset partitions, not by the runs.
 
 The calls this needs beyond Dagster's documented instance API: the latest event per partition
 (``get_latest_storage_id_by_partition``, which Dagster's own partition status uses), the latest
@@ -37,6 +40,7 @@ import dagster as dg
 
 from orchestration.assembly.dagster_internals import (
     backfill_id_of_run,
+    delete_asset_events,
     delete_check_executions_of_runs,
     delete_events_of_runs,
     latest_check_run_ids,
@@ -84,7 +88,7 @@ class RetentionPass:
     the oldest again (a run kept for a reason may lose it)."""
 
     deleted: list[str] = field(default_factory=list)
-    events_trimmed: int = 0
+    events_trimmed: int = 0  # of the runs kept: events of how they ran, and asset events replaced since
     kept: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     resume_after: str | None = None
     reached_end: bool = False
@@ -114,18 +118,21 @@ def delete_old_runs(
         # before or after the others of it go.
         doomed: list[str] = []
         trimmed: list[str] = []
+        replaced: list[int] = []
         for record in records:
             run = record.dagster_run
-            reason = _kept_because(instance, run, backfills)
-            if reason:
-                done.kept[reason].append(run.run_id)
-                if reason != UNFINISHED_BACKFILL:
+            verdict = _judge(instance, run, backfills)
+            if verdict.kept_because:
+                done.kept[verdict.kept_because].append(run.run_id)
+                if verdict.kept_because != UNFINISHED_BACKFILL:
                     trimmed.append(run.run_id)
+                    replaced += verdict.replaced_events
                 # Dagster's cursor is a run that exists: the last one kept, not one deleted.
                 done.resume_after = run.run_id
             else:
                 doomed.append(run.run_id)
         done.events_trimmed += delete_events_of_runs(instance, trimmed, TRANSITORY_EVENT_TYPES, KEPT_LOG_LEVEL)
+        done.events_trimmed += delete_asset_events(instance, replaced)
         # delete_run leaves a run's asset check executions behind; they go first, so that a pass
         # cut short leaves none whose run is gone (the run itself is found again next time).
         delete_check_executions_of_runs(instance, doomed)
@@ -138,44 +145,60 @@ def delete_old_runs(
     return done
 
 
-def _kept_because(instance: dg.DagsterInstance, run: dg.DagsterRun, backfills: dict[str, bool]) -> str | None:
+@dataclass(frozen=True)
+class Verdict:
+    """Why a run is kept (None: it is deleted), and which of its materializations and observations
+    a later event of the same asset partition replaced."""
+
+    kept_because: str | None
+    replaced_events: list[int] = field(default_factory=list)
+
+
+def _judge(instance: dg.DagsterInstance, run: dg.DagsterRun, backfills: dict[str, bool]) -> Verdict:
     backfill_id = backfill_id_of_run(run.tags)
     if backfill_id:
         if backfill_id not in backfills:
             backfill = instance.get_backfill(backfill_id)
             backfills[backfill_id] = backfill is not None and backfill.status.value not in FINISHED_BACKFILL_STATUSES
         if backfills[backfill_id]:
-            return UNFINISHED_BACKFILL
+            return Verdict(UNFINISHED_BACKFILL)
     records = instance.get_records_for_run(
         run.run_id, of_type={*LATEST_EVENT_TYPES, *CHECK_EVENT_TYPES, PLANNED}
     ).records
     events = [(record.storage_id, record.event_log_entry.get_dagster_event()) for record in records]
-    if _holds_latest_event(
-        instance, [(storage_id, e) for storage_id, e in events if e.event_type in LATEST_EVENT_TYPES]
-    ):
-        return "holding the latest event of an asset partition"
+    asset_events = [(storage_id, e) for storage_id, e in events if e.event_type in LATEST_EVENT_TYPES]
+    latest, replaced = _latest_and_replaced(instance, asset_events)
+    if latest:
+        return Verdict("holding the latest event of an asset partition", replaced)
     if _holds_latest_check(instance, run.run_id, [e for _, e in events if e.event_type in CHECK_EVENT_TYPES]):
-        return "holding the latest evaluation of an asset check"
+        return Verdict("holding the latest evaluation of an asset check", replaced)
     if run.status != dg.DagsterRunStatus.SUCCESS and _planned_partition_not_materialized_since(
         instance, [(storage_id, e) for storage_id, e in events if e.event_type == PLANNED]
     ):
-        return "whose failure a partition still shows"
-    return None
+        return Verdict("whose failure a partition still shows", replaced)
+    return Verdict(None)
 
 
-def _holds_latest_event(instance: dg.DagsterInstance, events: Sequence[tuple[int, dg.DagsterEvent]]) -> bool:
-    """Whether one of ``events`` (storage id, materialization or observation) is the latest of its
-    kind for its asset partition."""
-    by_asset: dict[tuple[dg.AssetKey, dg.DagsterEventType], dict[str | None, int]] = defaultdict(dict)
+def _latest_and_replaced(
+    instance: dg.DagsterInstance, events: Sequence[tuple[int, dg.DagsterEvent]]
+) -> tuple[list[int], list[int]]:
+    """Of ``events`` (storage id, materialization or observation), those that are the latest of
+    their kind for their asset partition, and those a later one replaced (an event whose partition
+    has no latest found, or none later, is neither)."""
+    by_asset: dict[tuple[dg.AssetKey, dg.DagsterEventType], list[tuple[int, str | None]]] = defaultdict(list)
     for storage_id, event in events:
         assert event.asset_key is not None
-        partitions = by_asset[event.asset_key, event.event_type]
-        partitions[event.partition] = max(storage_id, partitions.get(event.partition, 0))
-    for (asset_key, event_type), partitions in by_asset.items():
-        latest = _latest_storage_ids(instance, asset_key, event_type, partitions)
-        if any(latest.get(partition) == storage_id for partition, storage_id in partitions.items()):
-            return True
-    return False
+        by_asset[event.asset_key, event.event_type].append((storage_id, event.partition))
+    latest_events: list[int] = []
+    replaced: list[int] = []
+    for (asset_key, event_type), asset_events in by_asset.items():
+        latest = _latest_storage_ids(instance, asset_key, event_type, {partition for _, partition in asset_events})
+        for storage_id, partition in asset_events:
+            if latest.get(partition) == storage_id:
+                latest_events.append(storage_id)
+            elif latest.get(partition, 0) > storage_id:
+                replaced.append(storage_id)
+    return latest_events, replaced
 
 
 def _latest_storage_ids(
