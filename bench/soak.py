@@ -258,6 +258,12 @@ DB_PARTS = sa.text("""
      WHERE c.relkind IN ('r', 'i', 't', 'm')
      GROUP BY 1 ORDER BY 1
 """)
+# What runs hold, by kind (a Dagster event's type, or a log message): events and bytes of JSON.
+EVENTS_OF_RUNS = sa.text("""
+    SELECT coalesce(dagster_event_type, 'LOG') AS kind, count(*) AS events, sum(length(event))::bigint AS bytes
+      FROM event_logs WHERE run_id = ANY(CAST(:runs AS text[]))
+     GROUP BY 1 ORDER BY bytes DESC, kind
+""")
 CONNECTIONS = sa.text("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
 
 
@@ -340,6 +346,17 @@ def serving_code_server(parent: int) -> int | None:
 
 
 @dataclass
+class Kept:
+    """The runs older than retention's cutoff that it kept: how many, by why (as its pass said) and
+    by job, and their events by kind ([events, bytes of JSON])."""
+
+    runs: int = 0
+    by_reason: Counter[str] = field(default_factory=Counter)
+    by_job: Counter[str] = field(default_factory=Counter)
+    events: dict[str, list[int]] = field(default_factory=dict)
+
+
+@dataclass
 class Day:
     day: int
     seconds: float
@@ -353,7 +370,7 @@ class Day:
     runs_deleted: int
     # The day's runs by job, and the runs older than retention's cutoff that it kept.
     runs_by_job: dict[str, int]
-    runs_kept_past_cutoff: int
+    kept: Kept
     jobs_archived: int
     backfill: bool
 
@@ -364,7 +381,7 @@ class Day:
             f"day {self.day}: {self.seconds:.0f}s{' (backfill)' if self.backfill else ''}; dagster db "
             f"{self.dagster_db_bytes / 2**20:.1f} MB, app db {self.app_db_bytes / 2**20:.1f} MB; rows: {tables}; "
             f"RSS MB: {rss}; connections {self.connections}; runs {sum(self.runs_by_job.values())}, "
-            f"deleted {self.runs_deleted}, kept past the cutoff {self.runs_kept_past_cutoff}; "
+            f"deleted {self.runs_deleted}, kept past the cutoff {self.kept.runs}; "
             f"jobs archived {self.jobs_archived}"
         )
 
@@ -494,19 +511,21 @@ class Soak:
         first_kept = day + 1 - int(keep_days)
         return self.day_started_at[first_kept] if first_kept > 0 else None
 
-    def retention(self, day: int) -> tuple[int, int, int]:
-        """Runs deleted, runs older than the cutoff kept, jobs archived."""
-        deleted = kept = archived = 0
+    def retention(self, day: int) -> tuple[int, Kept, int]:
+        """Runs deleted, the runs older than the cutoff kept, jobs archived."""
+        deleted = archived = 0
+        kept = Kept()
         retention = DagsterRetentionResource.from_settings(self.settings)
         created_before = self.cutoff(day, retention.retention_days)
         if created_before is not None:
             while True:
                 done = delete_old_runs(self.instance, created_before, resume_after=self.retention_cursor)
                 deleted += len(done.deleted)
+                kept.by_reason.update({reason: len(runs) for reason, runs in done.kept.items()})
                 self.retention_cursor = done.resume_after
                 if done.reached_end:
                     break
-            kept = self.instance.get_runs_count(dg.RunsFilter(created_before=created_before))
+            kept = self.kept_runs(created_before, kept.by_reason)
         self.purge_ticks(day)
         self.purge_asset_evaluations(day)
         archive_before = self.cutoff(day, self.settings.job_archive_after_days)
@@ -518,6 +537,17 @@ class Soak:
                 max_batches=1000,
             )
         return deleted, kept, archived
+
+    def kept_runs(self, created_before: datetime, by_reason: Counter[str]) -> Kept:
+        runs = [
+            record.dagster_run for record in self.instance.get_run_records(dg.RunsFilter(created_before=created_before))
+        ]
+        with self.dagster_engine.connect() as conn:
+            events = {
+                row.kind: [row.events, row.bytes]
+                for row in conn.execute(EVENTS_OF_RUNS, {"runs": [run.run_id for run in runs]})
+            }
+        return Kept(len(runs), by_reason, Counter(run.job_name for run in runs), events)
 
     def runs_by_job(self, since: datetime) -> dict[str, int]:
         runs = self.instance.get_run_records(dg.RunsFilter(created_after=since))
@@ -602,7 +632,7 @@ class Soak:
             connections=self.max_connections,
             runs_deleted=deleted,
             runs_by_job=runs_by_job,
-            runs_kept_past_cutoff=kept,
+            kept=kept,
             jobs_archived=archived,
             backfill=backfill_id is not None,
         )
@@ -778,7 +808,10 @@ def main() -> None:
                         "connections": d.connections,
                         "runs_deleted": d.runs_deleted,
                         "runs_by_job": d.runs_by_job,
-                        "runs_kept_past_cutoff": d.runs_kept_past_cutoff,
+                        "runs_kept_past_cutoff": d.kept.runs,
+                        "kept_runs_by_reason": dict(d.kept.by_reason),
+                        "kept_runs_by_job": dict(d.kept.by_job),
+                        "kept_run_events": d.kept.events,
                     }
                     for d in days
                 ],

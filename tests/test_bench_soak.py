@@ -15,7 +15,7 @@ from pathlib import Path
 import pdfplumber
 import pytest
 
-from bench.soak import Day, dagster_db_growth
+from bench.soak import Day, Kept, dagster_db_growth
 from sample_register.corpus import load_corpus
 from sample_register.documents import current_list_form, filings, original_document
 
@@ -89,7 +89,7 @@ def soak_day(day: int, megabytes: float, runs_deleted: int) -> Day:
         connections=1,
         runs_deleted=runs_deleted,
         runs_by_job={},
-        runs_kept_past_cutoff=0,
+        kept=Kept(),
         jobs_archived=0,
         backfill=False,
     )
