@@ -81,7 +81,8 @@ end, and searches, opens and requests that did not end, completed or failed), fa
 (failed jobs by failure class, the archive's too), max_retrievals_in_any_hour, runs_deleted,
 day_seconds_median, backfills and per_day (the daily figures, with the Dagster database's size in
 its parts, PostgreSQL's catalogs, Dagster's tables, their indexes and their TOAST, and each table's,
-the day's runs by job and the runs older than the cutoff that retention kept).
+the day's runs by job, the runs older than the cutoff that retention kept, by why and by job, with
+their events by kind, and every run's events by kind).
 
     .venv/bin/python -m bench.soak                      # 94 days: the 30-day retention acting for nine weeks, 15 to 45 minutes
     .venv/bin/python -m bench.soak --retention-days 7 --days 60   # 10 to 30 minutes
@@ -258,10 +259,11 @@ DB_PARTS = sa.text("""
      WHERE c.relkind IN ('r', 'i', 't', 'm')
      GROUP BY 1 ORDER BY 1
 """)
-# What runs hold, by kind (a Dagster event's type, or a log message): events and bytes of JSON.
-EVENTS_OF_RUNS = sa.text("""
+# The events of the runs :runs (of every run, when NULL) by kind (a Dagster event's type, or a log
+# message): events and bytes of JSON.
+EVENTS_BY_KIND = sa.text("""
     SELECT coalesce(dagster_event_type, 'LOG') AS kind, count(*) AS events, sum(length(event))::bigint AS bytes
-      FROM event_logs WHERE run_id = ANY(CAST(:runs AS text[]))
+      FROM event_logs WHERE CAST(:runs AS text[]) IS NULL OR run_id = ANY(CAST(:runs AS text[]))
      GROUP BY 1 ORDER BY bytes DESC, kind
 """)
 CONNECTIONS = sa.text("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
@@ -371,6 +373,7 @@ class Day:
     # The day's runs by job, and the runs older than retention's cutoff that it kept.
     runs_by_job: dict[str, int]
     kept: Kept
+    events: dict[str, list[int]]  # every run's, by kind: [events, bytes of JSON]
     jobs_archived: int
     backfill: bool
 
@@ -542,12 +545,13 @@ class Soak:
         runs = [
             record.dagster_run for record in self.instance.get_run_records(dg.RunsFilter(created_before=created_before))
         ]
-        with self.dagster_engine.connect() as conn:
-            events = {
-                row.kind: [row.events, row.bytes]
-                for row in conn.execute(EVENTS_OF_RUNS, {"runs": [run.run_id for run in runs]})
-            }
+        events = self.events_by_kind([run.run_id for run in runs])
         return Kept(len(runs), by_reason, Counter(run.job_name for run in runs), events)
+
+    def events_by_kind(self, run_ids: list[str] | None = None) -> dict[str, list[int]]:
+        """The events of ``run_ids`` (of every run: None) by kind: [events, bytes of JSON]."""
+        with self.dagster_engine.connect() as conn:
+            return {row.kind: [row.events, row.bytes] for row in conn.execute(EVENTS_BY_KIND, {"runs": run_ids})}
 
     def runs_by_job(self, since: datetime) -> dict[str, int]:
         runs = self.instance.get_run_records(dg.RunsFilter(created_after=since))
@@ -633,6 +637,7 @@ class Soak:
             runs_deleted=deleted,
             runs_by_job=runs_by_job,
             kept=kept,
+            events=self.events_by_kind(),
             jobs_archived=archived,
             backfill=backfill_id is not None,
         )
@@ -812,6 +817,7 @@ def main() -> None:
                         "kept_runs_by_reason": dict(d.kept.by_reason),
                         "kept_runs_by_job": dict(d.kept.by_job),
                         "kept_run_events": d.kept.events,
+                        "events": d.events,
                     }
                     for d in days
                 ],

@@ -90,6 +90,7 @@ def soak_day(day: int, megabytes: float, runs_deleted: int) -> Day:
         runs_deleted=runs_deleted,
         runs_by_job={},
         kept=Kept(),
+        events={},
         jobs_archived=0,
         backfill=False,
     )
