@@ -1,5 +1,6 @@
 """Dagster's storage kept bounded: finished runs older than HREG_DAGSTER_RETENTION_DAYS are
-deleted with their events, unless the UI still reads them (orchestration.assembly.dagster_retention)."""
+deleted with their events, unless the UI still reads them, and finished backfills without runs
+(orchestration.assembly.dagster_retention)."""
 
 import dagster as dg
 
@@ -12,7 +13,8 @@ from resources.dagster_retention import DagsterRetentionResource
     minimum_interval_seconds=300,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Deletes finished runs older than HREG_DAGSTER_RETENTION_DAYS with their events, in batches, "
-    "keeping unfinished runs, runs of unfinished backfills and runs holding an asset partition's latest event.",
+    "keeping unfinished runs, runs of unfinished backfills and runs holding an asset partition's latest event, "
+    "and then the finished backfills as old that have no run left.",
 )
 def dagster_retention_sensor(context: dg.SensorEvaluationContext, dagster_retention: DagsterRetentionResource):
     # Bookkeeping of Dagster's storage, not job work, so it runs in the tick; the cursor is where

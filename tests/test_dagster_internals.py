@@ -59,6 +59,10 @@ PINNED_TABLES = {
         "AssetEventTagsTable": ("asset_event_tags", ["event_id"]),
         "SqlEventLogStorageTable": ("event_logs", ["id", "run_id", "event", "dagster_event_type"]),
     },
+    "dagster._core.storage.runs.schema": {
+        "BackfillTagsTable": ("backfill_tags", ["backfill_id"]),
+        "BulkActionsTable": ("bulk_actions", ["key"]),
+    },
 }
 # Module -> function -> (its parameters, what it returns for the documents asset).
 DOCUMENTS = dg.AssetKey("raw_si_documents")

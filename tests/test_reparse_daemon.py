@@ -8,6 +8,8 @@ unsynced; a backfill over every court takes one run per run slot, re-parses the 
 unchanged record. A court with a document that cannot be parsed fails alone; once the document
 is replaced, re-executing the backfill from failure redoes that court only, and running a
 finished court again writes nothing. The Backfills page shows the backfill with its partitions.
+Once their runs are old, retention deletes a finished backfill with its runs when none of them
+holds what the UI reads, and keeps the others.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import functools
 import re
 import shutil
 import uuid
+from datetime import UTC, datetime
 
 import dagster as dg
 import pytest
@@ -23,6 +26,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 from playwright.sync_api import sync_playwright
 
+from orchestration.assembly.dagster_retention import FINISHED_BACKFILL_STATUSES, delete_old_runs
 from orchestration.cli import main
 from orchestration.db.engine import create_app_engine
 from orchestration.jobs.specs import JOB_TYPES
@@ -102,6 +106,12 @@ query Staleness($path: [String!]!, $partitions: [String!]) {
     staleCausesByPartition(partitions: $partitions) { category reason }
   }
 }
+"""
+# The Backfills page's rows, with each backfill's runs.
+BACKFILLS = """
+query { partitionBackfillsOrError { ... on PartitionBackfills {
+  results { id status numPartitions timestamp runs { runId } }
+} } }
 """
 RUN_STATUS = """
 query Run($runId: ID!) { runOrError(runId: $runId) { ... on Run { status } } }
@@ -416,3 +426,50 @@ def test_the_backfills_page_shows_the_backfill_with_its_court_partitions(stack, 
         assert lines[done + 1 : done + 5] == ["173", "0", "173", "0"]
         page.screenshot(path=str(tmp_path / "backfill.png"))
         browser.close()
+
+
+def backfills_page(stack: devstack.Stack) -> dict[str, dict]:
+    """The Backfills page's rows: backfill id -> its status, partitions and runs."""
+    rows = graphql(stack, BACKFILLS)["partitionBackfillsOrError"]["results"]
+    return {
+        row["id"]: {
+            "status": row["status"],
+            "partitions": row["numPartitions"],
+            "launched": row["timestamp"],
+            "runs": {r["runId"] for r in row["runs"]},
+        }
+        for row in rows
+    }
+
+
+def test_retention_deletes_a_finished_backfill_with_its_runs_once_none_of_them_is_kept(stack, all_courts_backfill):
+    stack, _, _ = stack
+    # Stuttgart, whose documents have not changed, re-parsed by two backfills, one after the other.
+    first = launch_backfill(stack, [COURTS[0]])
+    finished_backfill(stack, first)
+    second = launch_backfill(stack, [COURTS[0]])
+    finished_backfill(stack, second)
+    before = backfills_page(stack)
+    assert {first, second} <= set(before)
+    assert all(row["status"] in FINISHED_BACKFILL_STATUSES and row["runs"] for row in before.values())
+
+    with dg.DagsterInstance.from_config(str(stack.dagster_home)) as instance:
+        deleted, backfills_deleted, resume_after = [], [], None
+        while True:
+            done = delete_old_runs(instance, datetime.now(UTC), resume_after=resume_after)
+            deleted += done.deleted
+            backfills_deleted += done.backfills_deleted
+            resume_after = done.resume_after
+            if done.reached_end:
+                break
+
+    # Every run is old now. The second backfill's run holds Stuttgart's latest materialization; the
+    # first's holds nothing the UI reads: it went, and its backfill with it. Every other backfill
+    # keeps a run holding some court's latest events, and stays with the runs it keeps.
+    assert backfills_deleted == [first]
+    assert before[first]["runs"] <= set(deleted)
+    after = backfills_page(stack)
+    assert first not in after
+    assert {backfill_id: row["runs"] for backfill_id, row in after.items()} == {
+        backfill_id: row["runs"] - set(deleted) for backfill_id, row in before.items() if backfill_id != first
+    }

@@ -76,6 +76,13 @@ from dagster._core.storage.event_log.schema import (
     SqlEventLogStorageTable,
 )
 
+# The backfills that retention deletes: finished, older than its cutoff, with none of their runs
+# left. Their rows (the Backfills page's) would otherwise stay for good, one a week for the parser
+# changes' backfills. No public API deletes a backfill. The tables are Dagster's (runs/schema.py),
+# written through the run storage's connection, as Dagster's own writes are. Would go with run
+# retention in open-source Dagster (dagster-io/dagster#4100, open).
+from dagster._core.storage.runs.schema import BackfillTagsTable, BulkActionsTable
+
 # The tags of a backfill's runs: which backfill a run belongs to and which partitions it works,
 # read off the other runs of a backfill so that a run done with its own courts helps theirs. Their
 # values are documented ("dagster/backfill" in the run tag concurrency guide), the constants are
@@ -121,6 +128,7 @@ __all__ = [
     "data_version_of",
     "data_version_tags",
     "delete_asset_events",
+    "delete_backfills",
     "delete_check_executions_of_runs",
     "delete_events_of_runs",
     "latest_check_run_ids",
@@ -229,6 +237,19 @@ def delete_asset_events(instance: dg.DagsterInstance, storage_ids: Sequence[int]
     with storage.index_connection() as conn:
         conn.execute(tags.delete().where(tags.c.event_id.in_(storage_ids)))
         return conn.execute(events.delete().where(events.c.id.in_(storage_ids))).rowcount
+
+
+def delete_backfills(instance: dg.DagsterInstance, backfill_ids: Sequence[str]) -> int:
+    """Delete the backfills ``backfill_ids`` and their tags, the tags first, so that a call cut short
+    leaves no tag without its backfill; returns how many backfills went."""
+    storage = instance.run_storage
+    if not isinstance(storage, PostgresRunStorage):
+        raise TypeError(f"deleting backfills needs Dagster's PostgreSQL storage, not {type(storage).__name__}")
+    if not backfill_ids:
+        return 0
+    with storage.connect() as conn:
+        conn.execute(BackfillTagsTable.delete().where(BackfillTagsTable.c.backfill_id.in_(backfill_ids)))
+        return conn.execute(BulkActionsTable.delete().where(BulkActionsTable.c.key.in_(backfill_ids))).rowcount
 
 
 def storage_database_url(instance: dg.DagsterInstance) -> str:

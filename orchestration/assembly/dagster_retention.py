@@ -25,7 +25,10 @@ court's event, so that what kept runs cost is bounded by the asset partitions, n
 The calls this needs beyond Dagster's documented instance API: the latest event per partition
 (``get_latest_storage_id_by_partition``, which Dagster's own partition status uses), the latest
 asset check execution per partition (dagster_internals.latest_check_run_ids), a backfill by id,
-the deletion of a run's asset check executions and of some of its events.
+the deletion of a run's asset check executions and of some of its events, and of a backfill.
+
+A finished backfill older than the cutoff goes once none of its runs is left, so that the
+Backfills page holds what the runs do and its rows do not pile up with the weekly parser changes'.
 """
 
 from __future__ import annotations
@@ -39,8 +42,10 @@ from datetime import datetime
 import dagster as dg
 
 from orchestration.assembly.dagster_internals import (
+    BACKFILL_ID_TAG,
     backfill_id_of_run,
     delete_asset_events,
+    delete_backfills,
     delete_check_executions_of_runs,
     delete_events_of_runs,
     latest_check_run_ids,
@@ -88,6 +93,7 @@ class RetentionPass:
     the oldest again (a run kept for a reason may lose it)."""
 
     deleted: list[str] = field(default_factory=list)
+    backfills_deleted: list[str] = field(default_factory=list)
     events_trimmed: int = 0  # of the runs kept: events of how they ran, and asset events replaced since
     kept: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     resume_after: str | None = None
@@ -95,7 +101,10 @@ class RetentionPass:
 
     def describe(self) -> str:
         kept = ", ".join(f"{len(runs)} {reason}" for reason, runs in sorted(self.kept.items())) or "none"
-        return f"deleted {len(self.deleted)} runs; kept {kept}; {self.events_trimmed} events of kept runs trimmed"
+        return (
+            f"deleted {len(self.deleted)} runs; kept {kept}; {self.events_trimmed} events of kept runs trimmed; "
+            f"deleted {len(self.backfills_deleted)} finished backfills without runs"
+        )
 
 
 def delete_old_runs(
@@ -141,8 +150,26 @@ def delete_old_runs(
         done.deleted += doomed
         if len(records) < batch_size:
             done.resume_after, done.reached_end = None, True
+            done.backfills_deleted = _delete_old_backfills(instance, created_before)
             break
     return done
+
+
+def _delete_old_backfills(instance: dg.DagsterInstance, created_before: datetime) -> list[str]:
+    """Delete the finished backfills launched before ``created_before`` that have no run left."""
+    old = [
+        backfill.backfill_id
+        for backfill in instance.get_backfills()
+        if backfill.backfill_timestamp < created_before.timestamp()
+        and backfill.status.value in FINISHED_BACKFILL_STATUSES
+    ]
+    without_runs = [
+        backfill_id
+        for backfill_id in old
+        if not instance.get_runs_count(dg.RunsFilter(tags={BACKFILL_ID_TAG: backfill_id}))
+    ]
+    delete_backfills(instance, without_runs)
+    return without_runs
 
 
 @dataclass(frozen=True)
