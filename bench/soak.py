@@ -34,9 +34,9 @@ Dagster's tick retention (the purge its daemon does after each tick, with the `r
 settings we write) with each tick status's days counted the same way, the asset daemon's purge
 of its evaluations (EVALUATIONS_TTL_DAYS), and our job archive (what job_archive_sensor runs)
 with the day d + 1 - HREG_JOB_ARCHIVE_AFTER_DAYS. The sensors and the daemon's own purges run
-too, by the real clock, so within the soak they find nothing that old. The weekly rebuild of
-Dagster's indexes (dagster_storage_maintenance_schedule) runs at the end of days 1, 8, 15 and so
-on, the days after the backfills'.
+too, by the real clock, so within the soak they find nothing that old. The weekly packing of
+Dagster's tables (dagster_storage_maintenance_schedule) runs at the end of days 1, 8, 15 and so
+on, the days after the backfills', with HREG_DAGSTER_REWRITE_MAX_MB.
 `--retention-days 7` lets retention act from day 8; the default is the product's 30 days.
 
 Autovacuum. PostgreSQL's autovacuum looks at the tables once every autovacuum_naptime (a
@@ -72,7 +72,7 @@ database's size at the end of the first day retention deleted runs), dagster_db_
 dagster_db_growth_since_first_retention_day (the last over the first, less one),
 dagster_db_growth_same_weekday (the same for the last day a whole number of weeks after the
 first retention day, same_weekday: the size moves in a weekly saw of backfills and index
-rebuilds, which only days at the same point of the week compare across),
+packings, which only days at the same point of the week compare across),
 dagster_db_growth_largest (the largest day since the first retention day, largest_day),
 dagster_table_growth_bytes (what each of its tables grew by between those two days, indexes and
 TOAST included), app_db_bytes_last_day, rss_growth_ratio, rss_growth_by_process and rss_days_compared (see
@@ -109,12 +109,12 @@ import sqlalchemy as sa
 import yaml
 
 from bench.common import bench_stack_environment, free_port, log
-from orchestration.assembly.dagster_instance import DAGSTER_REINDEX_SQL
+from orchestration.assembly.dagster_instance import DAGSTER_PACK_SQL
 from orchestration.assembly.dagster_internals import EVALUATIONS_TTL_DAYS
 from orchestration.assembly.dagster_retention import delete_old_runs
 from orchestration.db.engine import create_app_engine
-from orchestration.db.index_rebuild import rebuild_indexes
 from orchestration.db.migrate import upgrade
+from orchestration.db.table_packing import pack_tables
 from orchestration.jobs.specs import JOB_TYPES
 from orchestration.records import companies
 from orchestration.records.courts import register_courts
@@ -619,9 +619,14 @@ class Soak:
         for engine in (self.engine, self.dagster_engine):
             autovacuum_of_a_day(engine)
         if day % BACKFILL_EVERY_DAYS == 0:
-            # The weekly schedule's rebuild (sensors.storage_maintenance), on the simulated
+            # The weekly schedule's packing (sensors.storage_maintenance), on the simulated
             # calendar: on the day after a backfill's, the day of the week the backfills keep clear.
-            log(rebuild_indexes(self.dagster_engine, DAGSTER_REINDEX_SQL).describe())
+            rewrite_max_mb = DagsterRetentionResource.from_settings(self.settings).rewrite_max_mb
+            log(
+                pack_tables(
+                    self.dagster_engine, DAGSTER_PACK_SQL, rewrite_max_bytes=int(rewrite_max_mb * 2**20)
+                ).describe()
+            )
         dagster_bytes, app_bytes, largest, table_bytes, parts, connections = self.figures()
         self.max_connections = max(self.max_connections, connections)
         return Day(

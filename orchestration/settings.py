@@ -156,6 +156,13 @@ class Settings(BaseSettings):
         description="Finished Dagster runs are deleted with their events this many days after they were created, "
         "unless the UI still reads them (docs/deployment.md); sensor and schedule ticks are kept as long.",
     )
+    dagster_rewrite_max_mb: float = Field(
+        256.0,
+        ge=0,
+        description="The weekly packing of Dagster's tables (`dagster_storage_maintenance_job`) rewrites a table up "
+        "to this size, which holds its lock for a few seconds; a larger one has only its indexes rebuilt, "
+        "concurrently.",
+    )
     worker_role: str = Field(
         "",
         description="When set (e.g. `hreg_worker`), every connection of the workers does `SET ROLE` to it, so "

@@ -1,4 +1,5 @@
-"""How long Dagster's own storage keeps finished runs, as a Dagster resource."""
+"""How Dagster's own storage is kept bounded, as a Dagster resource: how long it keeps finished
+runs, and how large a table its weekly packing rewrites."""
 
 from __future__ import annotations
 
@@ -11,10 +12,15 @@ from orchestration.settings import Settings
 
 
 class DagsterRetentionResource(ConfigurableResource):
-    """The age after which the retention sensor deletes a finished run nothing keeps."""
+    """The age after which the retention sensor deletes a finished run nothing keeps, and the
+    largest table the weekly packing rewrites."""
 
     retention_days: float = Field(
         description="Finished runs are deleted this many days after they were created (HREG_DAGSTER_RETENTION_DAYS)."
+    )
+    rewrite_max_mb: float = Field(
+        description="Tables up to this size are rewritten by the weekly packing, larger ones have their indexes "
+        "rebuilt (HREG_DAGSTER_REWRITE_MAX_MB)."
     )
 
     def created_before(self, now: datetime | None = None) -> datetime:
@@ -23,4 +29,4 @@ class DagsterRetentionResource(ConfigurableResource):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DagsterRetentionResource:
-        return cls(retention_days=settings.dagster_retention_days)
+        return cls(retention_days=settings.dagster_retention_days, rewrite_max_mb=settings.dagster_rewrite_max_mb)

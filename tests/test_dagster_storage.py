@@ -1,5 +1,5 @@
 """Dagster's storage as the stack configures it: tables made once, the catalog asked once, the space
-of deleted runs reused and its indexes rebuilt; and its run queue, set through Dagster's public
+of deleted runs reused and its tables packed; and its run queue, set through Dagster's public
 instance settings.
 
 Every sensor tick opens the instance anew in the code server, and before many calls Dagster's
@@ -7,15 +7,18 @@ storages ask the catalog whether a table or column exists; on a 2-core machine t
 took more of the database than the backfill's own events.
 """
 
+import threading
+import time
 import uuid
 
 import dagster as dg
 import pytest
 import sqlalchemy as sa
 
-from orchestration.assembly.dagster_instance import ensure_storage, write_instance_config
-from orchestration.db.index_rebuild import QUERIES
+from orchestration.assembly.dagster_instance import DAGSTER_PACK_SQL, ensure_storage, write_instance_config
+from orchestration.db.table_packing import pack_tables
 from orchestration.settings import Settings
+from resources.dagster_retention import DagsterRetentionResource
 from sensors.storage_maintenance import dagster_storage_maintenance_job
 
 # Five run slots, two of them the people's: backfill runs may take three at once.
@@ -128,43 +131,59 @@ def test_the_run_queue_starts_five_runs_at_once_three_of_a_backfill_looking_ever
     assert coordinator.dequeue_num_workers == 5
 
 
-# The weekly rebuild of the indexes of the tables retention deletes from: the indexes shrink back,
-# what they index stays readable, and an invalid copy an interrupted rebuild left goes.
+# The weekly packing of the tables retention deletes from: their files and indexes shrink back to
+# what their rows take, what they hold stays readable, and an invalid copy an interrupted rebuild
+# left goes. A table too large to rewrite, or whose lock is not granted, has its indexes rebuilt.
 ASSET = dg.AssetKey("court_figures")
 EVENTS = 3000
 KEPT_EVERY = 10  # retention keeps a few old runs among those it deletes, so pages stay partly empty
+LOCK_TIMEOUT_S = 0.5
+SIZES = sa.text("""
+    SELECT pg_relation_size('event_logs'), pg_indexes_size('event_logs'), pg_total_relation_size('event_logs')
+""")
 
 
-def index_bytes(engine: sa.Engine, table: str) -> int:
-    with engine.connect() as conn:
-        return conn.execute(QUERIES["index_bytes"], {"table": table}).scalar_one()
+def maintenance(rewrite_max_mb: float) -> dict:
+    return {"dagster_retention": DagsterRetentionResource(retention_days=30, rewrite_max_mb=rewrite_max_mb)}
 
 
-def test_the_weekly_rebuild_shrinks_the_event_logs_indexes_keeps_every_event_and_drops_a_broken_copy(
-    instance, storage_url
-):
+@pytest.fixture
+def month_of_deletions(instance, storage_url):
+    """The engine of a storage whose event log lost most of its events, as a month of retention
+    leaves it: a few kept on every page, the rest vacuumed."""
     for number in range(EVENTS):
         instance.report_runless_asset_event(dg.AssetMaterialization(ASSET, metadata={"number": number}))
     engine = sa.create_engine(storage_url, isolation_level="AUTOCOMMIT")
     with engine.connect() as conn:
-        # What a month of retention leaves: most old events gone, a few kept on every page.
         conn.execute(sa.text("DELETE FROM event_logs WHERE id % :every <> 0"), {"every": KEPT_EVERY})
         conn.execute(sa.text("VACUUM event_logs"))
-        # What a rebuild interrupted by a restart leaves: an invalid copy of an index.
-        with pytest.raises(sa.exc.IntegrityError):
-            conn.execute(
-                sa.text("CREATE UNIQUE INDEX CONCURRENTLY idx_events_by_asset_ccnew ON event_logs (asset_key)")
-            )
-    kept = instance.fetch_materializations(ASSET, limit=EVENTS).records
-    before = index_bytes(engine, "event_logs")
+    yield engine
+    engine.dispose()
 
-    result = dagster_storage_maintenance_job.execute_in_process(instance=instance)
+
+def sizes(engine: sa.Engine) -> tuple[int, int, int]:
+    """The event log's file, its indexes, and all of it on disk."""
+    with engine.connect() as conn:
+        return conn.execute(SIZES).one()
+
+
+def test_the_weekly_packing_gives_back_the_space_of_deleted_events_keeps_every_event_and_drops_a_broken_copy(
+    instance, month_of_deletions
+):
+    engine = month_of_deletions
+    # What a rebuild interrupted by a restart leaves: an invalid copy of an index.
+    with engine.connect() as conn, pytest.raises(sa.exc.IntegrityError):
+        conn.execute(sa.text("CREATE UNIQUE INDEX CONCURRENTLY idx_events_by_asset_ccnew ON event_logs (asset_key)"))
+    kept = instance.fetch_materializations(ASSET, limit=EVENTS).records
+    _file, _indexes, before = sizes(engine)
+
+    result = dagster_storage_maintenance_job.execute_in_process(instance=instance, resources=maintenance(256))
 
     assert result.success
-    after = index_bytes(engine, "event_logs")
-    # A tenth of the entries, packed: the indexes take at most half their space (the leftover is
-    # part of "before": it is one of the table's indexes until dropped).
-    assert after < before / 2, (before, after)
+    _file, _indexes, after = sizes(engine)
+    # A tenth of the rows, packed: at most a third of the space (the leftover is part of "before":
+    # it is one of the table's indexes until dropped).
+    assert after < before / 3, (before, after)
     with engine.connect() as conn:
         names = set(conn.execute(sa.text("SELECT indexname FROM pg_indexes WHERE tablename = 'event_logs'")).scalars())
         invalid = conn.execute(sa.text("SELECT count(*) FROM pg_index WHERE NOT indisvalid")).scalar_one()
@@ -175,6 +194,58 @@ def test_the_weekly_rebuild_shrinks_the_event_logs_indexes_keeps_every_event_and
     # The run's log says what it did, for the operator who opens it.
     said = [entry.user_message for entry in instance.all_logs(result.run_id) if entry.user_message]
     assert any(
-        "indexes rebuilt" in line and "event_logs" in line and "idx_events_by_asset_ccnew" in line for line in said
+        "tables packed" in line and "event_logs" in line and "rewritten" in line and "idx_events_by_asset_ccnew" in line
+        for line in said
+    ), said
+
+
+def test_a_table_too_large_to_rewrite_keeps_its_file_and_has_its_indexes_rebuilt(instance, month_of_deletions):
+    engine = month_of_deletions
+    kept = instance.fetch_materializations(ASSET, limit=EVENTS).records
+    file_before, indexes_before, _total = sizes(engine)
+
+    result = dagster_storage_maintenance_job.execute_in_process(instance=instance, resources=maintenance(0))
+
+    assert result.success
+    file_after, indexes_after, _total = sizes(engine)
+    assert file_after == file_before
+    assert indexes_after < indexes_before / 2, (indexes_before, indexes_after)
+    assert instance.fetch_materializations(ASSET, limit=EVENTS).records == kept
+    said = [entry.user_message for entry in instance.all_logs(result.run_id) if entry.user_message]
+    assert any("event_logs" in line and "indexes rebuilt (too large to rewrite)" in line for line in said), said
+
+
+def test_a_table_whose_lock_is_not_granted_soon_is_left_to_an_index_rebuild_and_its_readers_do_not_wait(
+    instance, month_of_deletions
+):
+    engine = month_of_deletions
+    file_before, indexes_before, _total = sizes(engine)
+    # A long transaction that read the event log: a rewrite would wait for its end, and every
+    # reader and writer of the table would wait behind the rewrite.
+    long_reader = engine.connect().execution_options(isolation_level="READ COMMITTED")
+    holding = long_reader.begin()
+    long_reader.execute(sa.text("LOCK TABLE event_logs IN ACCESS SHARE MODE"))
+    packed: list = []
+    packing = threading.Thread(
+        target=lambda: packed.append(
+            pack_tables(engine, DAGSTER_PACK_SQL, rewrite_max_bytes=2**30, lock_timeout_s=LOCK_TIMEOUT_S)
+        )
     )
-    engine.dispose()
+    try:
+        packing.start()
+        time.sleep(4 * LOCK_TIMEOUT_S)
+        # The UI reading the event log meanwhile: answered, not queued behind the rewrite.
+        with engine.connect() as conn:
+            conn.execute(sa.text("SET statement_timeout = '3s'"))
+            assert conn.execute(sa.text("SELECT count(*) FROM event_logs")).scalar_one() == EVENTS // KEPT_EVERY
+    finally:
+        holding.rollback()
+        long_reader.close()
+        packing.join(timeout=120)
+
+    how = {t.table: t.how for t in packed[0].tables}
+    assert how["event_logs"] == "indexes rebuilt (lock not granted)"
+    assert {table for table, packing in how.items() if packing == "rewritten"} == set(how) - {"event_logs"}
+    file_after, indexes_after, _total = sizes(engine)
+    assert file_after == file_before
+    assert indexes_after < indexes_before / 2, (indexes_before, indexes_after)

@@ -26,10 +26,10 @@ from orchestration.settings import Settings
 RUN_START_TIMEOUT_SECONDS = 180
 
 
-# The autovacuum settings of the tables of Dagster's database that retention deletes from, and the
-# rebuild of their indexes (orchestration.db.index_rebuild).
+# The autovacuum settings of the tables of Dagster's database that retention deletes from, and
+# their weekly packing (orchestration.db.table_packing).
 DAGSTER_AUTOVACUUM_SQL = SQL_DIR / "dagster" / "autovacuum.sql"
-DAGSTER_REINDEX_SQL = SQL_DIR / "dagster" / "reindex.sql"
+DAGSTER_PACK_SQL = SQL_DIR / "dagster" / "pack.sql"
 
 # Dagster's three storages, by the key of the instance config that names each.
 STORAGE_CLASSES = {"run": "RunStorage", "event_log": "EventLogStorage", "schedule": "ScheduleStorage"}

@@ -9,8 +9,6 @@ SELECT format('%I.%I', n.nspname, c.relname) AS name
    AND i.indrelid = ANY(CAST(:tables AS regclass[]))
    AND c.relname ~ '_cc(new|old)[0-9]*$'
 
--- name: index_bytes
--- The size of a table's indexes, its TOAST table's included.
-SELECT pg_indexes_size(c.oid) + CASE WHEN c.reltoastrelid = 0 THEN 0 ELSE pg_indexes_size(c.reltoastrelid) END
-  FROM pg_class c
- WHERE c.oid = CAST(:table AS regclass)
+-- name: table_bytes
+-- The size of a table on disk: its file, its TOAST table and all their indexes.
+SELECT pg_total_relation_size(CAST(:table AS regclass))

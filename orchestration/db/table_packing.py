@@ -1,0 +1,111 @@
+"""Packing the tables that deletions leave partly empty: a rewrite (``VACUUM (FULL, ANALYZE)``) of
+each table small enough to copy under its exclusive lock, a concurrent rebuild of the indexes
+(``REINDEX TABLE CONCURRENTLY``) of the others, after dropping what an interrupted rebuild left.
+
+A script of packings is a SQL file of ``VACUUM (FULL, ANALYZE) <table>;`` lines (with comments):
+each runs on its own, outside a transaction, as VACUUM and CONCURRENTLY require.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from orchestration.db import queries
+
+QUERIES = queries.load("table_packing")
+_REWRITE = re.compile(r"^(VACUUM \(FULL, ANALYZE\) (\w+));$", re.MULTILINE)
+# SQLSTATE lock_not_available: lock_timeout passed before the table's lock was granted.
+_LOCK_NOT_AVAILABLE = "55P03"
+# How long a rewrite waits for its table's lock before it leaves the table to an index rebuild:
+# while it waits, every reader and writer of the table waits behind it.
+REWRITE_LOCK_TIMEOUT_S = 5.0
+
+# How a table was packed: rewritten whole, or only its indexes rebuilt because it is larger than a
+# rewrite may take, or because its lock was not granted in time (a long query or transaction on it).
+Packing = Literal["rewritten", "indexes rebuilt (too large to rewrite)", "indexes rebuilt (lock not granted)"]
+
+
+@dataclass(frozen=True)
+class TablePacking:
+    """One table packed: its size on disk before and after (file, TOAST and indexes), and how long it took."""
+
+    table: str
+    how: Packing
+    bytes_before: int
+    bytes_after: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class TablePackings:
+    leftovers_dropped: list[str]
+    tables: list[TablePacking]
+
+    @property
+    def bytes_before(self) -> int:
+        return sum(t.bytes_before for t in self.tables)
+
+    @property
+    def bytes_after(self) -> int:
+        return sum(t.bytes_after for t in self.tables)
+
+    def describe(self) -> str:
+        tables = ", ".join(
+            f"{t.table} {t.bytes_before / 2**20:.2f} → {t.bytes_after / 2**20:.2f} MB, {t.how}, in {t.seconds:.1f} s"
+            for t in self.tables
+        )
+        dropped = f"; dropped {', '.join(self.leftovers_dropped)}, left by an interrupted rebuild" * bool(
+            self.leftovers_dropped
+        )
+        return f"tables packed: {self.bytes_before / 2**20:.2f} → {self.bytes_after / 2**20:.2f} MB ({tables}){dropped}"
+
+
+def pack_tables(
+    engine: Engine, script: Path, *, rewrite_max_bytes: int, lock_timeout_s: float = REWRITE_LOCK_TIMEOUT_S
+) -> TablePackings:
+    """Drop the invalid index copies an interrupted rebuild left on the tables of ``script``
+    (REINDEX CONCURRENTLY skips invalid indexes, and writes keep them up to date), then pack each
+    table, one at a time: rewrite it when it takes at most ``rewrite_max_bytes`` and its lock is
+    granted within ``lock_timeout_s`` (so that it never queues the table's readers behind a long
+    transaction), else rebuild its indexes concurrently."""
+    rewrites = _REWRITE.findall(script.read_text())
+    tables = [table for _statement, table in rewrites]
+    done: list[TablePacking] = []
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        leftovers = list(conn.execute(QUERIES["rebuild_leftovers"], {"tables": tables}).scalars())
+        for index in leftovers:
+            # A name the catalog gave, quoted by format('%I.%I').
+            conn.execute(sa.text(f"DROP INDEX CONCURRENTLY IF EXISTS {index}"))
+        for rewrite, table in rewrites:
+            before = _table_bytes(conn, table)
+            started = time.monotonic()
+            how = _pack(conn, rewrite, table, before <= rewrite_max_bytes, lock_timeout_s)
+            done.append(TablePacking(table, how, before, _table_bytes(conn, table), time.monotonic() - started))
+    return TablePackings(leftovers, done)
+
+
+def _pack(conn: sa.Connection, rewrite: str, table: str, small: bool, lock_timeout_s: float) -> Packing:
+    if small:
+        conn.execute(sa.text("SELECT set_config('lock_timeout', :timeout, false)"), {"timeout": f"{lock_timeout_s}s"})
+        try:
+            conn.execute(sa.text(rewrite))
+            return "rewritten"
+        except sa.exc.OperationalError as error:
+            if getattr(error.orig, "pgcode", None) != _LOCK_NOT_AVAILABLE:
+                raise
+        finally:
+            conn.execute(sa.text("RESET lock_timeout"))
+    # The table's name, from the script's own statement.
+    conn.execute(sa.text(f"REINDEX TABLE CONCURRENTLY {table}"))
+    return "indexes rebuilt (lock not granted)" if small else "indexes rebuilt (too large to rewrite)"
+
+
+def _table_bytes(conn: sa.Connection, table: str) -> int:
+    return conn.execute(QUERIES["table_bytes"], {"table": table}).scalar_one()
