@@ -13,7 +13,8 @@ from resources.dagster_retention import DagsterRetentionResource
     minimum_interval_seconds=300,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Deletes finished runs older than HREG_DAGSTER_RETENTION_DAYS with their events, in batches, "
-    "keeping unfinished runs, runs of unfinished backfills and runs holding an asset partition's latest event, "
+    "keeping unfinished runs, runs of unfinished backfills and runs holding an asset partition's latest event "
+    "or the input its latest materialization read, "
     "and then the finished backfills as old that have no run left.",
 )
 def dagster_retention_sensor(context: dg.SensorEvaluationContext, dagster_retention: DagsterRetentionResource):

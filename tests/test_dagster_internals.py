@@ -33,6 +33,7 @@ PINNED_VALUES = {
         "DATA_VERSION_TAG": "dagster/data_version",
         "DATA_VERSION_IS_USER_PROVIDED_TAG": "dagster/data_version_is_user_provided",
         "NULL_EVENT_POINTER": "NULL",
+        "INPUT_EVENT_POINTER_TAG_PREFIX": "dagster/input_event_pointer",
     },
     "dagster._core.storage.tags": {
         "BACKFILL_ID_TAG": "dagster/backfill",

@@ -14,12 +14,15 @@ company's document is no SI document, three times: each run fails. One run is qu
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from datetime import UTC, datetime
 
 import dagster as dg
 import pytest
 import sqlalchemy as sa
 
+from assets.court_reporting import report_documents
+from assets.keys import RAW_SI_DOCUMENTS
 from database_helpers import fresh_database
 from orchestration.assembly.dagster_internals import (
     ASSET_PARTITION_RANGE_END_TAG,
@@ -33,11 +36,12 @@ from orchestration.db.engine import create_app_engine
 from orchestration.definitions import build_definitions, build_resources
 from orchestration.jobs.checks import COMPANY_RECORD_CHECKS
 from orchestration.jobs.specs import JOB_TYPES
+from orchestration.records.court_state import SI_RECORDS
 from orchestration.records.documents import DocumentStore
 from orchestration.settings import Settings
 from orchestration.stacks import devstack
 from orchestration.webserver.backfills import launch_backfill
-from pipeline_helpers import add_entity_with_si, run_court_partitions
+from pipeline_helpers import add_entity_with_si, run_court_partitions, sample_si_files
 from process_helpers import free_port
 from webserver_helpers import LOCATION, graphql, wait_for_code_location
 
@@ -49,6 +53,8 @@ MUNICH, BERLIN, STUTTGART, BACKFILLED, HAMBURG = "D2601", "F1103", "B8534", "Y13
 COURTS = [MUNICH, BERLIN, STUTTGART, BACKFILLED, HAMBURG]
 # Two courts next to each other in the partitions, which a backfill's run works together.
 HEILBRONN, ULM = "B8535", "B8536"
+# A court with a company, parsed twice, whose documents are reported again unchanged.
+INPUT_COURT = "B8537"
 
 COURT_VIEW = """
 query Courts($path: [String!]!, $partitions: [String!]) {
@@ -369,3 +375,57 @@ def test_an_old_run_kept_for_one_court_keeps_only_that_court_of_its_materializat
     page = run_page(stack, pair)
     assert [m["partition"] for step in page["stepStats"] for m in step["materializations"]] == [ULM]
     assert court_view(stack, courts) == before
+
+
+def test_an_old_run_whose_documents_event_a_court_still_reads_as_its_input_keeps_it_so_the_court_stays_fresh(
+    stack, samples_dir
+):
+    stack, instance = stack
+    engine = create_app_engine(stack.app_url)
+    try:
+        company = add_entity_with_si(
+            engine,
+            DocumentStore(stack.settings.documents_dir),
+            sample_si_files(samples_dir)[0].read_bytes(),
+            number="720",
+            court_code=INPUT_COURT,
+        )
+        # The first run parses the court's company and reports its documents, which its
+        # materialization names as input; the second finds nothing new and names the same event.
+        first = run_court(instance, INPUT_COURT)
+        second = run_court(instance, INPUT_COURT)
+        # A download run that finds the court's documents unchanged reports them again: the same
+        # fingerprint, a newer event.
+        (unchanged,) = report_documents(
+            engine, RAW_SI_DOCUMENTS, SI_RECORDS.document_fingerprints, [company], {"run_si_downloaded": 1}
+        )
+    finally:
+        engine.dispose()
+    instance.report_runless_asset_event(unchanged)
+    (documents_event,) = [
+        record
+        for record in instance.get_records_for_run(first, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
+        if record.event_log_entry.get_dagster_event().asset_key == RAW_SI_DOCUMENTS
+    ]
+    before = court_view(stack, [INPUT_COURT])
+    assert before["stale"] == {INPUT_COURT: "FRESH"}
+    assert before["latest_run"] == {INPUT_COURT: second}
+
+    resume_after, kept = None, defaultdict(list)
+    while True:
+        done = delete_old_runs(instance, datetime.now(UTC), resume_after=resume_after)
+        for reason, kept_runs in done.kept.items():
+            kept[reason] += kept_runs
+        resume_after = done.resume_after
+        if done.reached_end:
+            break
+
+    # The first run stays for the documents event the court's latest materialization reads, and
+    # keeps it; its own materialization of the court, which the second replaced, goes.
+    assert first in kept["holding the input of an asset partition's latest materialization"]
+    assert second in kept["holding the latest event of an asset partition"]
+    assert [
+        (record.storage_id, record.event_log_entry.get_dagster_event().asset_key)
+        for record in instance.get_records_for_run(first, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
+    ] == [(documents_event.storage_id, RAW_SI_DOCUMENTS)]
+    assert court_view(stack, [INPUT_COURT]) == before

@@ -24,10 +24,13 @@ import sqlalchemy as sa
 # names are not public. Would go with per-partition data versions of batched materializations
 # (dagster-io/dagster#34013, open) or a provenance argument on materializations
 # (dagster-io/dagster#21436, open).
+# Retention reads the same tags back: the input events a partition's latest materialization
+# points at, whose data versions Dagster's staleness of partitioned assets compares.
 from dagster._core.definitions.data_version import (
     CODE_VERSION_TAG,
     DATA_VERSION_IS_USER_PROVIDED_TAG,
     DATA_VERSION_TAG,
+    INPUT_EVENT_POINTER_TAG_PREFIX,
     NULL_EVENT_POINTER,
     get_input_data_version_tag,
     get_input_event_pointer_tag,
@@ -131,6 +134,7 @@ __all__ = [
     "delete_backfills",
     "delete_check_executions_of_runs",
     "delete_events_of_runs",
+    "input_event_pointers",
     "latest_check_run_ids",
     "partition_keys_of_run",
     "provenance_tags",
@@ -161,6 +165,16 @@ def provenance_tags(
         get_input_event_pointer_tag(input_key): NULL_EVENT_POINTER
         if input_storage_id is None
         else str(input_storage_id),
+    }
+
+
+def input_event_pointers(tags: Mapping[str, str] | None) -> set[int]:
+    """The storage ids of the input events a materialization's tags point at (its provenance, as
+    Dagster or provenance_tags wrote it); an input never materialized points at none."""
+    return {
+        int(value)
+        for key, value in (tags or {}).items()
+        if key.startswith(f"{INPUT_EVENT_POINTER_TAG_PREFIX}/") and value != NULL_EVENT_POINTER
     }
 
 

@@ -10,6 +10,9 @@ A run is kept while what the UI shows still reads it:
 - it holds the latest materialization, observation or asset check evaluation of an asset
   partition (or of an unpartitioned asset): staleness, data versions, the partitions page and
   lineage read those events;
+- it holds an event that the latest materialization of an asset partition names as its input:
+  the staleness of a partitioned asset compares the data version of that input event with the
+  input's newest, so a court whose documents were reported again unchanged stays fresh;
 - it failed or was canceled after planning an asset partition that has been neither materialized
   nor planned again since: the partitions page shows that partition failed from the run's plan.
 
@@ -18,12 +21,13 @@ still the latest of their partition, its run and step events and its error messa
 events told how it went while it ran (engine events, resource and worker starts, inputs and
 outputs handled, log messages below ERROR); they go, as Dagster's database-tuning guide has them
 go from old runs. Its materializations and observations of partitions that a later event of the
-same kind replaced go too, as they would have gone with the run: a run that worked many courts is
+same kind replaced, and that no latest materialization names as its input, go too, as they would have gone with the run: a run that worked many courts is
 kept for the one court nothing has materialized since, and then holds little more than that
 court's event, so that what kept runs cost is bounded by the asset partitions, not by the runs.
 
 The calls this needs beyond Dagster's documented instance API: the latest event per partition
-(``get_latest_storage_id_by_partition``, which Dagster's own partition status uses), the latest
+(``get_latest_storage_id_by_partition``, which Dagster's own partition status uses), the input
+events a materialization points at (dagster_internals.input_event_pointers), the latest
 asset check execution per partition (dagster_internals.latest_check_run_ids), a backfill by id,
 the deletion of a run's asset check executions and of some of its events, and of a backfill.
 
@@ -33,6 +37,7 @@ Backfills page holds what the runs do and its rows do not pile up with the weekl
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -48,6 +53,7 @@ from orchestration.assembly.dagster_internals import (
     delete_backfills,
     delete_check_executions_of_runs,
     delete_events_of_runs,
+    input_event_pointers,
     latest_check_run_ids,
 )
 
@@ -84,6 +90,8 @@ TRANSITORY_EVENT_TYPES = frozenset(
 )
 KEPT_LOG_LEVEL = logging.ERROR
 UNFINISHED_BACKFILL = "of unfinished backfills"
+HOLDING_LATEST = "holding the latest event of an asset partition"
+HOLDING_INPUT = "holding the input of an asset partition's latest materialization"
 
 
 @dataclass
@@ -120,6 +128,7 @@ def delete_old_runs(
     ``resume_after`` is the ``resume_after`` of the previous pass."""
     done = RetentionPass(resume_after=resume_after)
     backfills: dict[str, bool] = {}
+    inputs = _InputsOfLatest(instance)
     old = dg.RunsFilter(statuses=FINISHED_RUN_STATUSES, created_before=created_before)
     for _ in range(max_batches):
         records = instance.get_run_records(old, limit=batch_size, ascending=True, cursor=done.resume_after)
@@ -130,7 +139,7 @@ def delete_old_runs(
         replaced: list[int] = []
         for record in records:
             run = record.dagster_run
-            verdict = _judge(instance, run, backfills)
+            verdict = _judge(instance, run, backfills, inputs)
             if verdict.kept_because:
                 done.kept[verdict.kept_because].append(run.run_id)
                 if verdict.kept_because != UNFINISHED_BACKFILL:
@@ -172,6 +181,33 @@ def _delete_old_backfills(instance: dg.DagsterInstance, created_before: datetime
     return without_runs
 
 
+@dataclass
+class _InputsOfLatest:
+    """The storage ids of the events that the latest materialization of an asset partition (or of
+    an unpartitioned asset) points at as its inputs, read once per pass when first asked."""
+
+    instance: dg.DagsterInstance
+
+    @functools.cached_property
+    def storage_ids(self) -> frozenset[int]:
+        pointed: set[int] = set()
+        for asset_key in self.instance.get_asset_keys():
+            latest = set(
+                self.instance.get_latest_storage_id_by_partition(
+                    asset_key, dg.DagsterEventType.ASSET_MATERIALIZATION
+                ).values()
+            )
+            latest.update(
+                record.storage_id for record in self.instance.fetch_materializations(asset_key, limit=1).records
+            )
+            records = self.instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=asset_key, storage_ids=sorted(latest)), limit=len(latest)
+            ).records
+            for record in records:
+                pointed |= input_event_pointers(record.event_log_entry.tags)
+        return frozenset(pointed)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """Why a run is kept (None: it is deleted), and which of its materializations and observations
@@ -181,7 +217,9 @@ class Verdict:
     replaced_events: list[int] = field(default_factory=list)
 
 
-def _judge(instance: dg.DagsterInstance, run: dg.DagsterRun, backfills: dict[str, bool]) -> Verdict:
+def _judge(
+    instance: dg.DagsterInstance, run: dg.DagsterRun, backfills: dict[str, bool], inputs: _InputsOfLatest
+) -> Verdict:
     backfill_id = backfill_id_of_run(run.tags)
     if backfill_id:
         if backfill_id not in backfills:
@@ -195,8 +233,15 @@ def _judge(instance: dg.DagsterInstance, run: dg.DagsterRun, backfills: dict[str
     events = [(record.storage_id, record.event_log_entry.get_dagster_event()) for record in records]
     asset_events = [(storage_id, e) for storage_id, e in events if e.event_type in LATEST_EVENT_TYPES]
     latest, replaced = _latest_and_replaced(instance, asset_events)
+    # Only an event that is not the latest can be an input the latest of another asset reads.
+    read = [
+        storage_id for storage_id, _ in asset_events if storage_id not in latest and storage_id in inputs.storage_ids
+    ]
+    replaced = [storage_id for storage_id in replaced if storage_id not in read]
     if latest:
-        return Verdict("holding the latest event of an asset partition", replaced)
+        return Verdict(HOLDING_LATEST, replaced)
+    if read:
+        return Verdict(HOLDING_INPUT, replaced)
     if _holds_latest_check(instance, run.run_id, [e for _, e in events if e.event_type in CHECK_EVENT_TYPES]):
         return Verdict("holding the latest evaluation of an asset check", replaced)
     if run.status != dg.DagsterRunStatus.SUCCESS and _planned_partition_not_materialized_since(
