@@ -15,7 +15,7 @@ register), its code location bench.soak_location. Each simulated day:
 - the day ends once its work is done (every job finished, its runs and backfill too), and then
   the retentions run and the day's figures are read.
 
-The day is kept light so that 94 of them fit in an afternoon on 2 shared cores (on a quiet
+The day is kept light so that 150 of them fit in an afternoon on 2 shared cores (on a quiet
 machine a plain day takes 5 to 10 s and a backfill day under a minute; twice that while other
 work loads the cores): one of each person's request, not many; a
 shareholder list with a text layer, as a scan's OCR takes half a minute of CPU (bench.shareholders
@@ -84,7 +84,7 @@ its parts, PostgreSQL's catalogs, Dagster's tables, their indexes and their TOAS
 the day's runs by job, the runs older than the cutoff that retention kept, by why and by job, with
 their events by kind, and every run's events by kind).
 
-    .venv/bin/python -m bench.soak                      # 94 days: the 30-day retention acting for nine weeks, 15 to 45 minutes
+    .venv/bin/python -m bench.soak                      # 150 days: the 30-day retention acting for 17 weeks, 30 to 60 minutes
     .venv/bin/python -m bench.soak --retention-days 7 --days 60   # 10 to 30 minutes
     .venv/bin/python -m bench.soak --days 1             # the smoke run: under a minute
 """
@@ -135,9 +135,9 @@ SEARCH_OPENS = 1
 # Companies a day's shareholder request is drawn from, of which it takes one whose list has a text layer.
 REQUEST_CANDIDATES = 50
 BACKFILL_EVERY_DAYS = 7
-# 30 days before the product's retention acts, then nine weeks of it: the last day falls at the
+# 30 days before the product's retention acts, then 17 weeks of it: the last day falls at the
 # same point of the backfills' week as the first retention day.
-DAYS = 94
+DAYS = 150
 DAY_TIMEOUT_S = 1200
 WORK_POLL_S = 0.5  # how often the day looks whether its work is done
 # A code server younger than this may still be loading the code: its memory is read once it is this old.
