@@ -621,12 +621,8 @@ class Soak:
         if day % BACKFILL_EVERY_DAYS == 0:
             # The weekly schedule's packing (sensors.storage_maintenance), on the simulated
             # calendar: on the day after a backfill's, the day of the week the backfills keep clear.
-            rewrite_max_mb = DagsterRetentionResource.from_settings(self.settings).rewrite_max_mb
-            log(
-                pack_tables(
-                    self.dagster_engine, DAGSTER_PACK_SQL, rewrite_max_bytes=int(rewrite_max_mb * 2**20)
-                ).describe()
-            )
+            rewrite_max_bytes = DagsterRetentionResource.from_settings(self.settings).rewrite_max_bytes
+            log(pack_tables(self.dagster_engine, DAGSTER_PACK_SQL, rewrite_max_bytes=rewrite_max_bytes).describe())
         dagster_bytes, app_bytes, largest, table_bytes, parts, connections = self.figures()
         self.max_connections = max(self.max_connections, connections)
         return Day(

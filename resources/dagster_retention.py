@@ -23,6 +23,10 @@ class DagsterRetentionResource(ConfigurableResource):
         "rebuilt (HREG_DAGSTER_REWRITE_MAX_MB)."
     )
 
+    @property
+    def rewrite_max_bytes(self) -> int:
+        return int(self.rewrite_max_mb * 2**20)
+
     def created_before(self, now: datetime | None = None) -> datetime:
         """Runs created before this moment are old."""
         return (now or datetime.now(UTC)) - timedelta(days=self.retention_days)

@@ -22,11 +22,7 @@ PACK_CRON = "0 3 * * 0"
 def pack_dagster_tables(context: dg.OpExecutionContext, dagster_retention: DagsterRetentionResource) -> None:
     engine = create_app_engine(storage_database_url(context.instance), poolclass=NullPool)
     try:
-        done = pack_tables(
-            engine,
-            DAGSTER_PACK_SQL,
-            rewrite_max_bytes=int(dagster_retention.rewrite_max_mb * 2**20),
-        )
+        done = pack_tables(engine, DAGSTER_PACK_SQL, rewrite_max_bytes=dagster_retention.rewrite_max_bytes)
     finally:
         engine.dispose()
     context.log.info(done.describe())

@@ -21,9 +21,9 @@ still the latest of their partition, its run and step events and its error messa
 events told how it went while it ran (engine events, resource and worker starts, inputs and
 outputs handled, log messages below ERROR); they go, as Dagster's database-tuning guide has them
 go from old runs. Its materializations and observations of partitions that a later event of the
-same kind replaced, and that no latest materialization names as its input, go too, as they would have gone with the run: a run that worked many courts is
-kept for the one court nothing has materialized since, and then holds little more than that
-court's event, so that what kept runs cost is bounded by the asset partitions, not by the runs.
+same kind replaced, and that no latest materialization names as its input, go too, as they would
+have gone with the run: a run that worked many courts is kept for the one court nothing has
+materialized since, and then holds little more than that court's event, so that what kept runs cost is bounded by the asset partitions, not by the runs.
 
 The calls this needs beyond Dagster's documented instance API: the latest event per partition
 (``get_latest_storage_id_by_partition``, which Dagster's own partition status uses), the input
@@ -233,7 +233,7 @@ def _judge(
     events = [(record.storage_id, record.event_log_entry.get_dagster_event()) for record in records]
     asset_events = [(storage_id, e) for storage_id, e in events if e.event_type in LATEST_EVENT_TYPES]
     latest, replaced = _latest_and_replaced(instance, asset_events)
-    # Only an event that is not the latest can be an input the latest of another asset reads.
+    # A latest event stays anyway; of the others, those a latest materialization reads as input stay too.
     read = [
         storage_id for storage_id, _ in asset_events if storage_id not in latest and storage_id in inputs.storage_ids
     ]
