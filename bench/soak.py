@@ -34,9 +34,10 @@ Dagster's tick retention (the purge its daemon does after each tick, with the `r
 settings we write) with each tick status's days counted the same way, the asset daemon's purge
 of its evaluations (EVALUATIONS_TTL_DAYS), and our job archive (what job_archive_sensor runs)
 with the day d + 1 - HREG_JOB_ARCHIVE_AFTER_DAYS. The sensors and the daemon's own purges run
-too, by the real clock, so within the soak they find nothing that old. The weekly packing of
-Dagster's tables (dagster_storage_maintenance_schedule) runs at the end of days 1, 8, 15 and so
-on, the days after the backfills', with HREG_DAGSTER_REWRITE_MAX_MB.
+too, by the real clock, so within the soak they find nothing that old. The nightly packing of
+Dagster's tables (dagster_storage_maintenance_schedule) runs at the end of every day, with
+HREG_DAGSTER_REWRITE_MAX_MB: of every table at the end of days 1, 8, 15 and so on, the days after
+the backfills', of the tables with space to give back on the others.
 `--retention-days 7` lets retention act from day 8; the default is the product's 30 days.
 
 Autovacuum. PostgreSQL's autovacuum looks at the tables once every autovacuum_naptime (a
@@ -82,7 +83,7 @@ end, and searches, opens and requests that did not end, completed or failed), fa
 day_seconds_median, backfills and per_day (the daily figures, with the Dagster database's size in
 its parts, PostgreSQL's catalogs, Dagster's tables, their indexes and their TOAST, and each table's,
 the day's runs by job, the runs older than the cutoff that retention kept, by why and by job, with
-their events by kind, and every run's events by kind).
+their events by kind, every run's events by kind, and the tables the night's packing rewrote).
 
     .venv/bin/python -m bench.soak                      # 150 days: the 30-day retention acting for 17 weeks, 30 to 60 minutes
     .venv/bin/python -m bench.soak --retention-days 7 --days 60   # 10 to 30 minutes
@@ -376,6 +377,7 @@ class Day:
     events: dict[str, list[int]]  # every run's, by kind: [events, bytes of JSON]
     jobs_archived: int
     backfill: bool
+    tables_rewritten: list[str]
 
     def line(self) -> str:
         tables = ", ".join(f"{name} {rows}" for name, rows in self.largest.items())
@@ -618,11 +620,15 @@ class Soak:
         deleted, kept, archived = self.retention(day)
         for engine in (self.engine, self.dagster_engine):
             autovacuum_of_a_day(engine)
-        if day % BACKFILL_EVERY_DAYS == 0:
-            # The weekly schedule's packing (sensors.storage_maintenance), on the simulated
-            # calendar: on the day after a backfill's, the day of the week the backfills keep clear.
-            rewrite_max_bytes = DagsterRetentionResource.from_settings(self.settings).rewrite_max_bytes
-            log(pack_tables(self.dagster_engine, DAGSTER_PACK_SQL, rewrite_max_bytes=rewrite_max_bytes).describe())
+        # The nightly schedule's packing (sensors.storage_maintenance), on the simulated calendar:
+        # of every table on the day after a backfill's, the day of the week the backfills keep clear.
+        packed = pack_tables(
+            self.dagster_engine,
+            DAGSTER_PACK_SQL,
+            rewrite_max_bytes=DagsterRetentionResource.from_settings(self.settings).rewrite_max_bytes,
+            every_table=day % BACKFILL_EVERY_DAYS == 0,
+        )
+        log(packed.describe())
         dagster_bytes, app_bytes, largest, table_bytes, parts, connections = self.figures()
         self.max_connections = max(self.max_connections, connections)
         return Day(
@@ -641,6 +647,7 @@ class Soak:
             events=self.events_by_kind(),
             jobs_archived=archived,
             backfill=backfill_id is not None,
+            tables_rewritten=[t.table for t in packed.tables if t.how == "rewritten"],
         )
 
     def lost_and_failed(self) -> tuple[int, dict[str, int]]:
@@ -819,6 +826,7 @@ def main() -> None:
                         "kept_runs_by_job": dict(d.kept.by_job),
                         "kept_run_events": d.kept.events,
                         "events": d.events,
+                        "tables_rewritten": d.tables_rewritten,
                     }
                     for d in days
                 ],

@@ -10,16 +10,22 @@ took more of the database than the backfill's own events.
 import threading
 import time
 import uuid
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import dagster as dg
 import pytest
 import sqlalchemy as sa
 
 from orchestration.assembly.dagster_instance import DAGSTER_PACK_SQL, ensure_storage, write_instance_config
-from orchestration.db.table_packing import pack_tables
+from orchestration.db.table_packing import REWRITE_MIN_FREE_SHARE, pack_tables
 from orchestration.settings import Settings
 from resources.dagster_retention import DagsterRetentionResource
-from sensors.storage_maintenance import dagster_storage_maintenance_job
+from sensors.storage_maintenance import (
+    TIMEZONE,
+    dagster_storage_maintenance_job,
+    dagster_storage_maintenance_schedule,
+)
 
 # Five run slots, two of them the people's: backfill runs may take three at once.
 SETTINGS = Settings(max_concurrent_runs=5, people_run_slots=2)
@@ -147,6 +153,10 @@ def maintenance(rewrite_max_mb: float) -> dict:
     return {"dagster_retention": DagsterRetentionResource(retention_days=30, rewrite_max_mb=rewrite_max_mb)}
 
 
+def a_night(every_table: bool) -> dict:
+    return {"ops": {"pack_dagster_tables": {"config": {"every_table": every_table}}}}
+
+
 @pytest.fixture
 def month_of_deletions(instance, storage_url):
     """The engine of a storage whose event log lost most of its events, as a month of retention
@@ -249,3 +259,68 @@ def test_a_table_whose_lock_is_not_granted_soon_is_left_to_an_index_rebuild_and_
     file_after, indexes_after, _total = sizes(engine)
     assert file_after == file_before
     assert indexes_after < indexes_before / 2, (indexes_before, indexes_after)
+
+
+def test_a_night_rewrites_the_event_log_once_most_of_it_is_free_and_leaves_it_the_next_night(
+    instance, month_of_deletions
+):
+    engine = month_of_deletions
+    kept = instance.fetch_materializations(ASSET, limit=EVENTS).records
+    _file, _indexes, before = sizes(engine)
+
+    first = dagster_storage_maintenance_job.execute_in_process(
+        instance=instance, resources=maintenance(256), run_config=a_night(every_table=False)
+    )
+
+    assert first.success
+    _file, _indexes, packed = sizes(engine)
+    assert packed < before / 3, (before, packed)
+    assert instance.fetch_materializations(ASSET, limit=EVENTS).records == kept
+    free = materialized_metadata(first)["free_shares"]
+    # Nine of every ten events deleted from every page: nearly nine tenths free.
+    assert 0.8 < free["event_logs"] < 0.95, free
+
+    second = dagster_storage_maintenance_job.execute_in_process(
+        instance=instance, resources=maintenance(256), run_config=a_night(every_table=False)
+    )
+
+    assert second.success
+    # Left as it is: only the first night's own run has added its events.
+    assert packed <= sizes(engine)[2] < packed + 64 * 1024
+    metadata = materialized_metadata(second)
+    assert metadata["tables"]["event_logs"] == "left (too little free)"
+    assert metadata["free_shares"]["event_logs"] < REWRITE_MIN_FREE_SHARE
+
+
+def test_a_night_leaves_a_table_too_large_to_rewrite_to_the_weekly_packing(instance, month_of_deletions):
+    engine = month_of_deletions
+    before = sizes(engine)
+
+    result = dagster_storage_maintenance_job.execute_in_process(
+        instance=instance, resources=maintenance(0), run_config=a_night(every_table=False)
+    )
+
+    assert result.success
+    assert sizes(engine) == before
+    metadata = materialized_metadata(result)
+    assert metadata["tables"]["event_logs"] == "left for the weekly packing (too large to rewrite)"
+    assert "event_logs" not in metadata["free_shares"]
+
+
+def test_every_table_is_packed_on_sunday_night_and_only_those_with_space_to_give_back_on_the_others():
+    berlin = ZoneInfo(TIMEZONE)
+
+    def config_at(night: datetime) -> dict:
+        request = dagster_storage_maintenance_schedule(dg.build_schedule_context(scheduled_execution_time=night))
+        return request.run_config["ops"]["pack_dagster_tables"]["config"]
+
+    # 2026-12-06 is a Sunday.
+    assert config_at(datetime(2026, 12, 6, 3, tzinfo=berlin)) == {"every_table": True}
+    assert config_at(datetime(2026, 12, 7, 3, tzinfo=berlin)) == {"every_table": False}
+    assert config_at(datetime(2026, 12, 12, 3, tzinfo=berlin)) == {"every_table": False}
+
+
+def materialized_metadata(result: dg.ExecuteInProcessResult) -> dict:
+    """The packing op's output metadata, as plain values."""
+    [event] = [e for e in result.all_node_events if e.event_type == dg.DagsterEventType.STEP_OUTPUT]
+    return {key: value.value for key, value in event.step_output_data.metadata.items()}
