@@ -159,9 +159,9 @@ class Settings(BaseSettings):
     dagster_rewrite_max_mb: float = Field(
         256.0,
         ge=0,
-        description="The weekly packing of Dagster's tables (`dagster_storage_maintenance_job`) rewrites a table up "
+        description="The nightly packing of Dagster's tables (`dagster_storage_maintenance_job`) rewrites a table up "
         "to this size, which holds its lock for a few seconds; a larger one has only its indexes rebuilt, "
-        "concurrently.",
+        "concurrently, on Sunday night.",
     )
     worker_role: str = Field(
         "",

@@ -1,5 +1,5 @@
 """How Dagster's own storage is kept bounded, as a Dagster resource: how long it keeps finished
-runs, and how large a table its weekly packing rewrites."""
+runs, and how large a table its nightly packing rewrites."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from orchestration.settings import Settings
 
 class DagsterRetentionResource(ConfigurableResource):
     """The age after which the retention sensor deletes a finished run nothing keeps, and the
-    largest table the weekly packing rewrites."""
+    largest table the nightly packing rewrites."""
 
     retention_days: float = Field(
         description="Finished runs are deleted this many days after they were created (HREG_DAGSTER_RETENTION_DAYS)."
     )
     rewrite_max_mb: float = Field(
-        description="Tables up to this size are rewritten by the weekly packing, larger ones have their indexes "
-        "rebuilt (HREG_DAGSTER_REWRITE_MAX_MB)."
+        description="Tables up to this size are rewritten by the nightly packing, larger ones have their indexes "
+        "rebuilt on Sunday night (HREG_DAGSTER_REWRITE_MAX_MB)."
     )
 
     @property

@@ -140,6 +140,7 @@ def test_the_run_queue_starts_five_runs_at_once_three_of_a_backfill_looking_ever
 # The weekly packing of the tables retention deletes from: their files and indexes shrink back to
 # what their rows take, what they hold stays readable, and an invalid copy an interrupted rebuild
 # left goes. A table too large to rewrite, or whose lock is not granted, has its indexes rebuilt.
+# On the other nights only a table whose rows leave much of it empty is rewritten.
 ASSET = dg.AssetKey("court_figures")
 EVENTS = 3000
 KEPT_EVERY = 10  # retention keeps a few old runs among those it deletes, so pages stay partly empty

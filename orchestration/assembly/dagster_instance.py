@@ -27,7 +27,7 @@ RUN_START_TIMEOUT_SECONDS = 180
 
 
 # The autovacuum settings of the tables of Dagster's database that retention deletes from, and
-# their weekly packing (orchestration.db.table_packing).
+# their packing (orchestration.db.table_packing).
 DAGSTER_AUTOVACUUM_SQL = SQL_DIR / "dagster" / "autovacuum.sql"
 DAGSTER_PACK_SQL = SQL_DIR / "dagster" / "pack.sql"
 

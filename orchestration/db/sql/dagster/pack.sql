@@ -1,4 +1,5 @@
--- The tables of Dagster's database that retention deletes from, packed once a week.
+-- The tables of Dagster's database that retention deletes from: each packed on Sunday night, and on
+-- the other nights when its rows leave much of it empty (orchestration.db.table_packing).
 --
 -- Vacuum makes the space of deleted rows reusable but never gives it back, so each file stays at
 -- the largest the retention window ever held (a week with one backfill more, a day of many
