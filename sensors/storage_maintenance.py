@@ -1,16 +1,21 @@
 """Dagster's storage kept packed: a nightly packing of the tables retention deletes from
 (orchestration.db.table_packing), whose files and indexes vacuum alone leaves at their largest.
-Every night the small tables that a rewrite would shrink by REWRITE_MIN_FREE_SHARE are rewritten,
-as after the runs of a backfill are deleted at once; on Sunday night every table is packed."""
+On Sunday night every table is packed. On the other nights the schedule reads how much of each
+small table its rows leave empty, and starts a run only when one is worth rewriting (as after the
+runs of a backfill are deleted at once), which rewrites those."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import dagster as dg
 from pydantic import Field
+from sqlalchemy.engine import Engine
 from sqlalchemy.pool import NullPool
 
 from orchestration.assembly.dagster_instance import DAGSTER_PACK_SQL
 from orchestration.assembly.dagster_internals import storage_database_url
 from orchestration.db.engine import create_app_engine
-from orchestration.db.table_packing import REWRITE_MIN_FREE_SHARE, pack_tables
+from orchestration.db.table_packing import REWRITE_MIN_FREE_SHARE, free_spaces, pack_tables
 from resources.dagster_retention import DagsterRetentionResource
 
 TIMEZONE = "Europe/Berlin"
@@ -35,16 +40,13 @@ class PackingConfig(dg.Config):
 def pack_dagster_tables(
     context: dg.OpExecutionContext, config: PackingConfig, dagster_retention: DagsterRetentionResource
 ) -> None:
-    engine = create_app_engine(storage_database_url(context.instance), poolclass=NullPool)
-    try:
+    with storage_engine(context.instance) as engine:
         done = pack_tables(
             engine,
             DAGSTER_PACK_SQL,
             rewrite_max_bytes=dagster_retention.rewrite_max_bytes,
             every_table=config.every_table,
         )
-    finally:
-        engine.dispose()
     context.log.info(done.describe())
     context.add_output_metadata(
         {
@@ -74,10 +76,32 @@ def dagster_storage_maintenance_job() -> None:
     cron_schedule=PACK_CRON,
     execution_timezone=TIMEZONE,
     default_status=dg.DefaultScheduleStatus.RUNNING,
-    description=f"Every night, rewrites the small Dagster tables with {REWRITE_MIN_FREE_SHARE:.0%} or more free; "
-    "on Sunday night, packs every table.",
+    description=f"On Sunday night, packs every Dagster table; on the other nights, rewrites the small ones whose "
+    f"rows leave {REWRITE_MIN_FREE_SHARE:.0%} of them empty, and starts no run when there is none.",
 )
-def dagster_storage_maintenance_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+def dagster_storage_maintenance_schedule(
+    context: dg.ScheduleEvaluationContext, dagster_retention: DagsterRetentionResource
+) -> dg.RunRequest | dg.SkipReason:
     night = context.scheduled_execution_time
-    every_table = night is not None and night.weekday() == EVERY_TABLE_WEEKDAY
+    if night is not None and night.weekday() == EVERY_TABLE_WEEKDAY:
+        return packing(every_table=True)
+    with storage_engine(context.instance) as engine:
+        free = free_spaces(engine, DAGSTER_PACK_SQL, rewrite_max_bytes=dagster_retention.rewrite_max_bytes)
+    if any(space is not None and space.worth_rewriting for space in free.values()):
+        return packing(every_table=False)
+    shares = ", ".join(f"{table} {space.share:.0%}" for table, space in free.items() if space is not None)
+    return dg.SkipReason(f"No table's rows leave {REWRITE_MIN_FREE_SHARE:.0%} of it empty: {shares}.")
+
+
+def packing(*, every_table: bool) -> dg.RunRequest:
     return dg.RunRequest(run_config={"ops": {"pack_dagster_tables": {"config": {"every_table": every_table}}}})
+
+
+@contextmanager
+def storage_engine(instance: dg.DagsterInstance) -> Iterator[Engine]:
+    """An engine on Dagster's database, for the one connection a packing or its measure takes."""
+    engine = create_app_engine(storage_database_url(instance), poolclass=NullPool)
+    try:
+        yield engine
+    finally:
+        engine.dispose()

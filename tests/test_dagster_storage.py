@@ -308,17 +308,35 @@ def test_a_night_leaves_a_table_too_large_to_rewrite_to_the_weekly_packing(insta
     assert "event_logs" not in metadata["free_shares"]
 
 
-def test_every_table_is_packed_on_sunday_night_and_only_those_with_space_to_give_back_on_the_others():
+def test_every_table_is_packed_on_sunday_night_and_on_the_others_a_run_starts_only_for_space_to_give_back(
+    instance, month_of_deletions
+):
     berlin = ZoneInfo(TIMEZONE)
 
-    def config_at(night: datetime) -> dict:
-        request = dagster_storage_maintenance_schedule(dg.build_schedule_context(scheduled_execution_time=night))
+    def night(day: int) -> dg.RunRequest | dg.SkipReason:
+        # 2026-12-06 is a Sunday.
+        context = dg.build_schedule_context(
+            instance=instance,
+            scheduled_execution_time=datetime(2026, 12, day, 3, tzinfo=berlin),
+            resources=maintenance(256),
+        )
+        return dagster_storage_maintenance_schedule(context)
+
+    def config(request: dg.RunRequest | dg.SkipReason) -> dict:
+        assert isinstance(request, dg.RunRequest), request
         return request.run_config["ops"]["pack_dagster_tables"]["config"]
 
-    # 2026-12-06 is a Sunday.
-    assert config_at(datetime(2026, 12, 6, 3, tzinfo=berlin)) == {"every_table": True}
-    assert config_at(datetime(2026, 12, 7, 3, tzinfo=berlin)) == {"every_table": False}
-    assert config_at(datetime(2026, 12, 12, 3, tzinfo=berlin)) == {"every_table": False}
+    # Nine tenths of the event log deleted: a run, of the tables with space to give back.
+    assert config(night(7)) == {"every_table": False}
+    assert config(night(6)) == {"every_table": True}
+    assert dagster_storage_maintenance_job.execute_in_process(
+        instance=instance, resources=maintenance(256), run_config=a_night(every_table=False)
+    ).success
+    # Packed: no run on a weeknight, and the tick says why; Sunday's run still.
+    skipped = night(8)
+    assert isinstance(skipped, dg.SkipReason), skipped
+    assert skipped.skip_message is not None and "event_logs" in skipped.skip_message
+    assert config(night(13)) == {"every_table": True}
 
 
 def materialized_metadata(result: dg.ExecuteInProcessResult) -> dict:

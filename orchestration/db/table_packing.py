@@ -48,6 +48,18 @@ Packing = Literal[
 
 
 @dataclass(frozen=True)
+class FreeSpace:
+    """What a table's live rows leave empty of its file and TOAST: a share, and bytes."""
+
+    share: float
+    bytes: int
+
+    @property
+    def worth_rewriting(self) -> bool:
+        return self.share >= REWRITE_MIN_FREE_SHARE and self.bytes >= REWRITE_MIN_FREE_BYTES
+
+
+@dataclass(frozen=True)
 class TablePacking:
     """One table packed: its size on disk before and after (file, TOAST and indexes), the share of
     its file and TOAST its live rows left empty (None for a table too large to measure), and how
@@ -112,19 +124,29 @@ def pack_tables(
         for index in leftovers:
             # A name the catalog gave, quoted by format('%I.%I').
             conn.execute(sa.text(f"DROP INDEX CONCURRENTLY IF EXISTS {index}"))
-        conn.execute(QUERIES["create_live_row_bytes"])
+        free_spaces = _free_spaces(conn, tables, rewrite_max_bytes)
         for rewrite, table in rewrites:
             before = _table_bytes(conn, table)
             started = time.monotonic()
-            small = before <= rewrite_max_bytes
-            free = _free_space(conn, table) if small else None
+            free = free_spaces[table]
             if every_table or (free is not None and free.worth_rewriting):
-                how = _pack(conn, rewrite, table, small, lock_timeout_s)
+                how = _pack(conn, rewrite, table, free is not None, lock_timeout_s)
+            elif free is not None:
+                how = "left (too little free)"
             else:
-                how = "left (too little free)" if small else "left for the weekly packing (too large to rewrite)"
+                how = "left for the weekly packing (too large to rewrite)"
             share = None if free is None else free.share
             done.append(TablePacking(table, how, before, _table_bytes(conn, table), share, time.monotonic() - started))
     return TablePackings(leftovers, done)
+
+
+def free_spaces(engine: Engine, script: Path, *, rewrite_max_bytes: int) -> dict[str, FreeSpace | None]:
+    """What the live rows leave empty of each table of ``script`` that takes at most
+    ``rewrite_max_bytes`` (None for a larger one, which is not read)."""
+    with engine.connect() as conn:
+        return _free_spaces(
+            conn, [table for _statement, table in _REWRITE.findall(script.read_text())], rewrite_max_bytes
+        )
 
 
 def _pack(conn: sa.Connection, rewrite: str, table: str, small: bool, lock_timeout_s: float) -> Packing:
@@ -143,16 +165,11 @@ def _pack(conn: sa.Connection, rewrite: str, table: str, small: bool, lock_timeo
     return "indexes rebuilt (lock not granted)" if small else "indexes rebuilt (too large to rewrite)"
 
 
-@dataclass(frozen=True)
-class FreeSpace:
-    """What a table's live rows leave empty of its file and TOAST: a share, and bytes."""
-
-    share: float
-    bytes: int
-
-    @property
-    def worth_rewriting(self) -> bool:
-        return self.share >= REWRITE_MIN_FREE_SHARE and self.bytes >= REWRITE_MIN_FREE_BYTES
+def _free_spaces(conn: sa.Connection, tables: list[str], rewrite_max_bytes: int) -> dict[str, FreeSpace | None]:
+    conn.execute(QUERIES["create_live_row_bytes"])
+    return {
+        table: _free_space(conn, table) if _table_bytes(conn, table) <= rewrite_max_bytes else None for table in tables
+    }
 
 
 def _free_space(conn: sa.Connection, table: str) -> FreeSpace:
