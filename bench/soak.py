@@ -75,6 +75,8 @@ dagster_db_growth_same_weekday (the same for the last day a whole number of week
 first retention day, same_weekday: the size moves in a weekly saw of backfills and index
 packings, which only days at the same point of the week compare across),
 dagster_db_growth_largest (the largest day since the first retention day, largest_day),
+dagster_db_growth_largest_by_weekday (the largest growth of a day over the day of retention's
+first week at the same point of the backfills' week, largest_by_weekday_day),
 dagster_table_growth_bytes (what each of its tables grew by between those two days, indexes and
 TOAST included), app_db_bytes_last_day, rss_growth_ratio, rss_growth_by_process and rss_days_compared (see
 Memory), max_connections, jobs_lost (jobs not finished once the last day's work had time to
@@ -696,6 +698,7 @@ def dagster_db_growth(days: list[Day], first: Day | None) -> dict[str, int | flo
     since = [d for d in days if d.day >= first.day]
     same_weekday = [d for d in since if (d.day - first.day) % BACKFILL_EVERY_DAYS == 0][-1]
     largest = max(since, key=lambda d: d.dagster_db_bytes)
+    by_weekday, by_weekday_day = largest_growth_by_weekday({d.day: d.dagster_db_bytes for d in days}, first.day)
 
     def growth(day: Day) -> float:
         return round(day.dagster_db_bytes / first.dagster_db_bytes - 1, 3)
@@ -709,7 +712,25 @@ def dagster_db_growth(days: list[Day], first: Day | None) -> dict[str, int | flo
         "same_weekday": same_weekday.day,
         "dagster_db_growth_largest": growth(largest),
         "largest_day": largest.day,
+        "dagster_db_growth_largest_by_weekday": by_weekday,
+        "largest_by_weekday_day": by_weekday_day,
     }
+
+
+def largest_growth_by_weekday(sizes: dict[int, int], first_day: int) -> tuple[float | None, int | None]:
+    """The largest growth of a day's size (``sizes`` by day) over the size on the day of retention's
+    first week (``first_day`` to six days on) at the same point of the backfills' week, and that day:
+    a backfill's day is compared with the first backfill's day retention saw, a quiet day with a
+    quiet one."""
+    growths = {
+        day: size / sizes[first_day + (day - first_day) % BACKFILL_EVERY_DAYS] - 1
+        for day, size in sizes.items()
+        if day >= first_day + BACKFILL_EVERY_DAYS
+    }
+    if not growths:
+        return None, None
+    day = max(growths, key=lambda d: growths[d])
+    return round(growths[day], 3), day
 
 
 def table_growth(first: Day | None, last: Day) -> dict[str, int]:

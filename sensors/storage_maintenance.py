@@ -15,7 +15,7 @@ from sqlalchemy.pool import NullPool
 from orchestration.assembly.dagster_instance import DAGSTER_PACK_SQL
 from orchestration.assembly.dagster_internals import storage_database_url
 from orchestration.db.engine import create_app_engine
-from orchestration.db.table_packing import REWRITE_MIN_FREE_SHARE, free_spaces, pack_tables
+from orchestration.db.table_packing import REWRITE_MIN_FREE_BYTES, REWRITE_MIN_FREE_SHARE, free_spaces, pack_tables
 from resources.dagster_retention import DagsterRetentionResource
 
 TIMEZONE = "Europe/Berlin"
@@ -90,7 +90,10 @@ def dagster_storage_maintenance_schedule(
     if any(space is not None and space.worth_rewriting for space in free.values()):
         return packing(every_table=False)
     shares = ", ".join(f"{table} {space.share:.0%}" for table, space in free.items() if space is not None)
-    return dg.SkipReason(f"No table's rows leave {REWRITE_MIN_FREE_SHARE:.0%} of it empty: {shares}.")
+    return dg.SkipReason(
+        f"No table worth rewriting (its rows must leave {REWRITE_MIN_FREE_SHARE:.0%} and "
+        f"{REWRITE_MIN_FREE_BYTES // 1024} KB of it empty); empty now: {shares}."
+    )
 
 
 def packing(*, every_table: bool) -> dg.RunRequest:

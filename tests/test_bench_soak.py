@@ -93,6 +93,7 @@ def soak_day(day: int, megabytes: float, runs_deleted: int) -> Day:
         events={},
         jobs_archived=0,
         backfill=False,
+        tables_rewritten=[],
     )
 
 
@@ -108,6 +109,10 @@ def test_the_dagster_database_is_compared_with_the_first_retention_day_the_same_
     assert figures["dagster_db_growth_since_first_retention_day"] == 0.15
     assert (figures["same_weekday"], figures["dagster_db_growth_same_weekday"]) == (10, 0.075)
     assert (figures["largest_day"], figures["dagster_db_growth_largest"]) == (6, 0.25)
+    # Each day from day 10 against the day a week before it in retention's first week: day 10 over
+    # day 3 (21.5 / 20), day 11 over day 4 (22 / 21), day 12 over day 5 (23 / 22); the peak of day
+    # 6 is compared with nothing.
+    assert (figures["largest_by_weekday_day"], figures["dagster_db_growth_largest_by_weekday"]) == (10, 0.075)
 
 
 def test_a_soak_that_ends_before_retention_acts_has_no_growth_to_report():
