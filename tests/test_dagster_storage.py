@@ -314,13 +314,14 @@ def test_every_table_is_packed_on_sunday_night_and_on_the_others_a_run_starts_on
     berlin = ZoneInfo(TIMEZONE)
 
     def night(day: int) -> dg.RunRequest | dg.SkipReason:
-        # 2026-12-06 is a Sunday.
-        context = dg.build_schedule_context(
+        # 2026-12-06 is a Sunday. The context is closed as the daemon closes it: the instance it
+        # opens from the test's is made current for Dagster's definitions until then.
+        with dg.build_schedule_context(
             instance=instance,
             scheduled_execution_time=datetime(2026, 12, day, 3, tzinfo=berlin),
             resources=maintenance(256),
-        )
-        return dagster_storage_maintenance_schedule(context)
+        ) as context:
+            return dagster_storage_maintenance_schedule(context)
 
     def config(request: dg.RunRequest | dg.SkipReason) -> dict:
         assert isinstance(request, dg.RunRequest), request

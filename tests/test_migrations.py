@@ -188,5 +188,7 @@ def test_each_function_and_view_has_one_file_and_no_migration_holds_a_body():
     for (kind, name), files in homes.items():
         assert len(files) == 1, (kind, name, files)
         assert files[0] not in migration_files, (kind, name, files)
-        if kind != "TRIGGER":
+        # A function of one session (pg_temp), which the queries that call it create on their
+        # connection, is no part of the schema: it lives beside them.
+        if kind != "TRIGGER" and not name.startswith("pg_temp."):
             assert files[0] in {f"functions/{name.split('.')[-1]}.sql", f"views/{name.split('.')[-1]}.sql"}, files
