@@ -116,7 +116,7 @@ def pack_tables(
     transaction), else rebuild its indexes concurrently. Unless ``every_table``, only the tables
     small enough to rewrite whose live rows leave REWRITE_MIN_FREE_SHARE and REWRITE_MIN_FREE_BYTES
     of them empty are packed."""
-    rewrites = _REWRITE.findall(script.read_text())
+    rewrites = _rewrites(script)
     tables = [table for _statement, table in rewrites]
     done: list[TablePacking] = []
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
@@ -144,9 +144,12 @@ def free_spaces(engine: Engine, script: Path, *, rewrite_max_bytes: int) -> dict
     """What the live rows leave empty of each table of ``script`` that takes at most
     ``rewrite_max_bytes`` (None for a larger one, which is not read)."""
     with engine.connect() as conn:
-        return _free_spaces(
-            conn, [table for _statement, table in _REWRITE.findall(script.read_text())], rewrite_max_bytes
-        )
+        return _free_spaces(conn, [table for _statement, table in _rewrites(script)], rewrite_max_bytes)
+
+
+def _rewrites(script: Path) -> list[tuple[str, str]]:
+    """The rewrite statements of a script of packings, each with its table."""
+    return _REWRITE.findall(script.read_text())
 
 
 def _pack(conn: sa.Connection, rewrite: str, table: str, small: bool, lock_timeout_s: float) -> Packing:
